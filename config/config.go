@@ -1,0 +1,116 @@
+// Package config holds the one configuration struct shared by every hardware description in
+// hdl/ and its golden unit in golden/, so that their parameters cannot drift apart. It loads YAML
+// strictly (unknown fields are errors), fills defaults, validates every field against its allowed
+// range, checks cross-field rules and derives the widths the hardware needs.
+package config
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+)
+
+// Reset styles accepted by ResetStyle.
+const (
+	ResetSyncHigh = "sync-high" // FPGA style: synchronous, active-high rst
+	ResetAsyncLow = "async-low" // ASIC style: asynchronous, active-low rst_n
+)
+
+// ACK policies accepted by AckPolicy.Mode.
+const (
+	AckEveryPacket = "every-packet"      // an ACK is due for every accepted data packet
+	AckEveryN      = "every-n"           // due every N accepted packets per path, or on gap/request
+	AckOnGap       = "on-gap-or-request" // due only when a gap appears or the sender asked
+)
+
+// Config is a MetaRoCE NIC datapath configuration. Field order is the order of
+// docs/configuration.md and of `mrgen config show`.
+type Config struct {
+	// Name identifies the configuration in reports and banners.
+	Name string `yaml:"name" json:"name"`
+	// DatapathWidth is the AXI-Stream data width in bits: 64, 128, 256 or 512.
+	DatapathWidth int `yaml:"datapath_width" json:"datapath_width"`
+	// Connections is the number of connections the NIC holds state for.
+	Connections int `yaml:"connections" json:"connections"`
+	// PathsPerConnection is the number of paths (UDP source ports) per connection.
+	PathsPerConnection int `yaml:"paths_per_connection" json:"paths_per_connection"`
+	// SackWidth is the per-path SACK bitmap width in bits (power of two, 64..1024).
+	SackWidth int `yaml:"sack_width" json:"sack_width"`
+	// PSNWidth is the per-path packet sequence number width in bits (16..32).
+	PSNWidth int `yaml:"psn_width" json:"psn_width"`
+	// StreamsPerConnection is the number of ordered message streams per connection.
+	StreamsPerConnection int `yaml:"streams_per_connection" json:"streams_per_connection"`
+	// MemoryRegions is the number of entries of the memory-region (rkey) table.
+	MemoryRegions int `yaml:"memory_regions" json:"memory_regions"`
+	// PostedReceivesPerStream is the depth of each stream's posted-receive queue.
+	PostedReceivesPerStream int `yaml:"posted_receives_per_stream" json:"posted_receives_per_stream"`
+	// MTU is the largest transport payload in bytes.
+	MTU int `yaml:"mtu" json:"mtu"`
+	// UDPDestPort is the UDP destination port that identifies MetaRoCE traffic.
+	UDPDestPort int `yaml:"udp_dest_port" json:"udp_dest_port"`
+	// ResetStyle is sync-high (FPGA) or async-low (ASIC).
+	ResetStyle string `yaml:"reset_style" json:"reset_style"`
+	// TargetClockMHz is the clock the timing constraints and synthesis aim at.
+	TargetClockMHz int `yaml:"target_clock_mhz" json:"target_clock_mhz"`
+	// AckPolicy says when the receiver owes the sender an ACK.
+	AckPolicy AckPolicy `yaml:"ack_policy" json:"ack_policy"`
+	// Pipeline holds micro-architecture options that trade latency for Fmax.
+	Pipeline Pipeline `yaml:"pipeline" json:"pipeline"`
+	// Seed seeds every deterministic pseudo-random choice (entropy LFSRs, stimulus).
+	Seed uint64 `yaml:"seed" json:"seed"`
+}
+
+// AckPolicy says when an ACK is due.
+type AckPolicy struct {
+	// Mode is every-packet, every-n or on-gap-or-request.
+	Mode string `yaml:"mode" json:"mode"`
+	// EveryN is the packet count between ACKs in every-n mode (1..255).
+	EveryN int `yaml:"every_n" json:"every_n"`
+}
+
+// Pipeline holds micro-architecture options.
+type Pipeline struct {
+	// FFZRegisterEvery inserts a pipeline register after every N levels of the wide
+	// find-first-zero tree (0 means no register inside the tree).
+	FFZRegisterEvery int `yaml:"ffz_register_every" json:"ffz_register_every"`
+	// RegisterOutputs adds an output register stage to every block.
+	RegisterOutputs bool `yaml:"register_outputs" json:"register_outputs"`
+}
+
+// Default returns the default configuration (the one configs/default.yaml spells out).
+func Default() Config {
+	return Config{
+		Name:                    "default",
+		DatapathWidth:           64,
+		Connections:             4,
+		PathsPerConnection:      8,
+		SackWidth:               256,
+		PSNWidth:                32,
+		StreamsPerConnection:    4,
+		MemoryRegions:           16,
+		PostedReceivesPerStream: 8,
+		MTU:                     4096,
+		UDPDestPort:             4792,
+		ResetStyle:              ResetSyncHigh,
+		TargetClockMHz:          100,
+		AckPolicy:               AckPolicy{Mode: AckEveryN, EveryN: 4},
+		Pipeline:                Pipeline{FFZRegisterEvery: 0, RegisterOutputs: false},
+		Seed:                    1,
+	}
+}
+
+// Hash is a stable sha256 over the resolved configuration, used in banners, manifests and as
+// the cache key of Verilated models.
+func (c Config) Hash() string {
+	b, err := json.Marshal(c)
+	if err != nil {
+		// Config holds only plain values; Marshal cannot fail on it.
+		panic(fmt.Sprintf("config: marshal for hash: %v", err))
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// ShortHash is the first 12 hex digits of Hash.
+func (c Config) ShortHash() string { return c.Hash()[:12] }

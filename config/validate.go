@@ -1,0 +1,178 @@
+package config
+
+import (
+	"fmt"
+	"math/bits"
+	"strings"
+)
+
+// FieldError is one invalid configuration value: the field (its YAML path), the value found and
+// what is allowed.
+type FieldError struct {
+	Field   string
+	Value   string
+	Allowed string
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("config: field %s: value %s is invalid; allowed: %s", e.Field, e.Value, e.Allowed)
+}
+
+// Validate checks every field and every cross-field rule and returns the first violation as a
+// *FieldError (fields in document order, then cross-field rules).
+func (c Config) Validate() error {
+	checks := []func() error{
+		func() error {
+			if c.Name == "" || len(c.Name) > 64 || strings.ContainsAny(c.Name, " \t\n\"'") {
+				return &FieldError{"name", quote(c.Name), "1..64 characters without spaces or quotes"}
+			}
+			return nil
+		},
+		func() error { return oneOf("datapath_width", c.DatapathWidth, 64, 128, 256, 512) },
+		func() error { return inRange("connections", c.Connections, 1, 4096) },
+		func() error { return inRange("paths_per_connection", c.PathsPerConnection, 1, 256) },
+		func() error {
+			if err := inRange("sack_width", c.SackWidth, 64, 1024); err != nil {
+				return err
+			}
+			if !isPow2(c.SackWidth) {
+				return &FieldError{"sack_width", fmt.Sprint(c.SackWidth), "a power of two in 64..1024 (64, 128, 256, 512, 1024)"}
+			}
+			return nil
+		},
+		func() error { return inRange("psn_width", c.PSNWidth, 8, 32) },
+		func() error { return inRange("streams_per_connection", c.StreamsPerConnection, 1, 256) },
+		func() error { return inRange("memory_regions", c.MemoryRegions, 1, 65536) },
+		func() error { return inRange("posted_receives_per_stream", c.PostedReceivesPerStream, 1, 1024) },
+		func() error {
+			if err := inRange("mtu", c.MTU, 256, 9000); err != nil {
+				return err
+			}
+			if c.MTU%8 != 0 {
+				return &FieldError{"mtu", fmt.Sprint(c.MTU), "a multiple of 8 in 256..9000"}
+			}
+			return nil
+		},
+		func() error {
+			if c.UDPDestPort == 4791 {
+				return &FieldError{"udp_dest_port", "4791", "1024..65535 except 4791 (RoCEv2's port)"}
+			}
+			return inRange("udp_dest_port", c.UDPDestPort, 1024, 65535)
+		},
+		func() error {
+			return oneOfString("reset_style", c.ResetStyle, ResetSyncHigh, ResetAsyncLow)
+		},
+		func() error { return inRange("target_clock_mhz", c.TargetClockMHz, 1, 1000) },
+		func() error {
+			return oneOfString("ack_policy.mode", c.AckPolicy.Mode, AckEveryPacket, AckEveryN, AckOnGap)
+		},
+		func() error { return inRange("ack_policy.every_n", c.AckPolicy.EveryN, 1, 255) },
+		func() error {
+			return inRange("pipeline.ffz_register_every", c.Pipeline.FFZRegisterEvery, 0, 10)
+		},
+		c.crossFieldRules,
+	}
+	for _, check := range checks {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// crossFieldRules checks the rules that tie fields together.
+func (c Config) crossFieldRules() error {
+	d := c.Derived()
+	// Serial-number arithmetic (RFC 1982) needs the window to be less than half the PSN space,
+	// and one more bit so "beyond window" is distinguishable from "old".
+	if c.SackWidth*2 > 1<<(c.PSNWidth-1) {
+		return &FieldError{"psn_width", fmt.Sprint(c.PSNWidth),
+			fmt.Sprintf("at least %d for sack_width %d (window must be under a quarter of the PSN space)",
+				bits.Len(uint(c.SackWidth))+1, c.SackWidth)}
+	}
+	if d.PathTableDepth > 65536 {
+		return &FieldError{"connections", fmt.Sprint(c.Connections),
+			fmt.Sprintf("connections × paths_per_connection ≤ 65536 (path-table index is 16 bits); with %d paths at most %d",
+				c.PathsPerConnection, 65536/c.PathsPerConnection)}
+	}
+	if d.PostedReceiveDepth > 1<<20 {
+		return &FieldError{"posted_receives_per_stream", fmt.Sprint(c.PostedReceivesPerStream),
+			"connections × streams_per_connection × posted_receives_per_stream ≤ 1048576"}
+	}
+	return nil
+}
+
+// Derived holds the values computed from a configuration.
+type Derived struct {
+	KeepWidth          int     `json:"keep_width"`            // datapath_width / 8
+	ConnIDWidth        int     `json:"conn_id_width"`         // bits to index a connection (≥1)
+	PathIDWidth        int     `json:"path_id_width"`         // bits to index a path within a connection (≥1)
+	PathTableDepth     int     `json:"path_table_depth"`      // connections × paths, rounded to a power of two
+	PathTableAddrWidth int     `json:"path_table_addr_width"` // log2(path_table_depth)
+	SackIndexWidth     int     `json:"sack_index_width"`      // bits to index a bit of the SACK bitmap
+	SackTreeLevels     int     `json:"sack_tree_levels"`      // levels of the find-first-zero tree
+	StreamIDWidth      int     `json:"stream_id_width"`
+	RegionIndexWidth   int     `json:"region_index_width"`
+	PostedReceiveDepth int     `json:"posted_receive_depth"` // total posted-receive slots
+	ClockPeriodNS      float64 `json:"clock_period_ns"`
+}
+
+// Derived computes the derived widths and sizes. It assumes Validate passed.
+func (c Config) Derived() Derived {
+	connW := clog2(c.Connections)
+	pathW := clog2(c.PathsPerConnection)
+	return Derived{
+		KeepWidth:          c.DatapathWidth / 8,
+		ConnIDWidth:        connW,
+		PathIDWidth:        pathW,
+		PathTableDepth:     1 << (connW + pathW),
+		PathTableAddrWidth: connW + pathW,
+		SackIndexWidth:     clog2(c.SackWidth),
+		SackTreeLevels:     clog2(c.SackWidth),
+		StreamIDWidth:      clog2(c.StreamsPerConnection),
+		RegionIndexWidth:   clog2(c.MemoryRegions),
+		PostedReceiveDepth: c.Connections * c.StreamsPerConnection * c.PostedReceivesPerStream,
+		ClockPeriodNS:      1000.0 / float64(c.TargetClockMHz),
+	}
+}
+
+// clog2 is the number of bits needed to index n items, at least 1.
+func clog2(n int) int {
+	if n <= 2 {
+		return 1
+	}
+	return bits.Len(uint(n - 1))
+}
+
+func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
+
+func inRange(field string, v, lo, hi int) error {
+	if v < lo || v > hi {
+		return &FieldError{field, fmt.Sprint(v), fmt.Sprintf("%d..%d", lo, hi)}
+	}
+	return nil
+}
+
+func oneOf(field string, v int, allowed ...int) error {
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	s := make([]string, len(allowed))
+	for i, a := range allowed {
+		s[i] = fmt.Sprint(a)
+	}
+	return &FieldError{field, fmt.Sprint(v), "one of " + strings.Join(s, ", ")}
+}
+
+func oneOfString(field, v string, allowed ...string) error {
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	return &FieldError{field, quote(v), "one of " + strings.Join(allowed, ", ")}
+}
+
+func quote(s string) string { return fmt.Sprintf("%q", s) }

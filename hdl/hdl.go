@@ -1,0 +1,160 @@
+// Package hdl holds the common vocabulary of mrgen's hardware descriptions: modules, their
+// ports and parameters, and the facts (latency, initiation interval, tables) that every block
+// states about itself. One package per block (hdl/sack, ...) builds a Module from the shared
+// configuration; gen/ renders it, verilator/ builds a model from its port list, fpga/ wraps it.
+package hdl
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Direction of a port.
+type Direction int
+
+// Port directions.
+const (
+	Input Direction = iota
+	Output
+)
+
+func (d Direction) String() string {
+	if d == Input {
+		return "input"
+	}
+	return "output"
+}
+
+// Port is one module port. Ports are listed clock first, then reset, then by interface.
+type Port struct {
+	Name  string
+	Dir   Direction
+	Width int    // bits, ≥1
+	Doc   string // what the port means, rendered as a comment
+}
+
+// Param is one Verilog parameter or localparam.
+type Param struct {
+	Name  string
+	Value int
+	Doc   string
+}
+
+// Table describes one inferred RAM of a block.
+type Table struct {
+	Name  string
+	Depth int // entries
+	Width int // bits per entry
+	Doc   string
+}
+
+// Module is a hardware block ready for rendering.
+type Module struct {
+	Name    string // Verilog module name, lower_snake_case
+	Source  string // the Go description it came from, e.g. hdl/sack/sack.go
+	Doc     string // one paragraph: what the block does and why
+	Clock   string // clock port name
+	Reset   string // reset port name (rst or rst_n)
+	Ports   []Port
+	Params  []Param
+	Tables  []Table
+	Latency int // cycles from an input handshake to its output
+	II      int // initiation interval in cycles
+}
+
+// Inputs returns the input ports in declaration order.
+func (m *Module) Inputs() []Port { return m.filter(Input) }
+
+// Outputs returns the output ports in declaration order.
+func (m *Module) Outputs() []Port { return m.filter(Output) }
+
+func (m *Module) filter(d Direction) []Port {
+	var out []Port
+	for _, p := range m.Ports {
+		if p.Dir == d {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Port returns the named port.
+func (m *Module) Port(name string) (Port, bool) {
+	for _, p := range m.Ports {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Port{}, false
+}
+
+var identRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+var paramRE = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
+
+// Check validates names (lower_snake_case ports, UPPER_CASE parameters, no keyword, no
+// duplicates) and widths. Every description calls it before rendering.
+func (m *Module) Check() error {
+	if !identRE.MatchString(m.Name) || IsKeyword(m.Name) {
+		return fmt.Errorf("hdl: module name %q: must be lower_snake_case and not a Verilog keyword", m.Name)
+	}
+	seen := map[string]bool{}
+	for _, p := range m.Ports {
+		if !identRE.MatchString(p.Name) {
+			return fmt.Errorf("hdl: module %s: port %q: must be lower_snake_case", m.Name, p.Name)
+		}
+		if IsKeyword(p.Name) {
+			return fmt.Errorf("hdl: module %s: port %q: is a Verilog/SystemVerilog keyword", m.Name, p.Name)
+		}
+		if p.Width < 1 {
+			return fmt.Errorf("hdl: module %s: port %s: width %d, must be ≥ 1", m.Name, p.Name, p.Width)
+		}
+		if seen[p.Name] {
+			return fmt.Errorf("hdl: module %s: port %s declared twice", m.Name, p.Name)
+		}
+		seen[p.Name] = true
+	}
+	for _, p := range m.Params {
+		if !paramRE.MatchString(p.Name) {
+			return fmt.Errorf("hdl: module %s: parameter %q: must be UPPER_CASE", m.Name, p.Name)
+		}
+	}
+	if _, ok := m.Port(m.Clock); !ok {
+		return fmt.Errorf("hdl: module %s: clock port %q missing", m.Name, m.Clock)
+	}
+	if _, ok := m.Port(m.Reset); !ok {
+		return fmt.Errorf("hdl: module %s: reset port %q missing", m.Name, m.Reset)
+	}
+	return nil
+}
+
+// PortNames lists port names sorted, for stable diagnostics.
+func (m *Module) PortNames() []string {
+	out := make([]string, len(m.Ports))
+	for i, p := range m.Ports {
+		out[i] = p.Name
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Range renders a Verilog packed range for a width: "" for 1 bit, "[W-1:0]" otherwise.
+func Range(width int) string {
+	if width <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("[%d:0]", width-1)
+}
+
+// Words32 is the number of 32-bit words a port of this width occupies in the C ABI.
+func Words32(width int) int { return (width + 31) / 32 }
+
+// Title is a helper for docs: "path_id" -> "Path id".
+func Title(s string) string {
+	s = strings.ReplaceAll(s, "_", " ")
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

@@ -1,0 +1,152 @@
+// Package cli is the mrgen command line: a cobra tree whose commands share the global
+// --config, --json and -v flags and one error-to-exit-status policy:
+//
+//	0  success
+//	1  failure or mismatch (a check failed, cosim diverged, a tool failed)
+//	2  usage or configuration error
+//
+// Errors go to stderr as one line. With --json, stdout carries exactly one JSON object.
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mrgen/mrgen/config"
+)
+
+// Version is the generator version, stamped into banners and manifests.
+var Version = "0.1.0"
+
+// Exit statuses.
+const (
+	ExitOK       = 0
+	ExitFailure  = 1
+	ExitUsage    = 2
+	defaultCfgFn = "configs/default.yaml"
+)
+
+// usageError marks errors that are the user's invocation (exit 2).
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// globals are the flags every command shares.
+type globals struct {
+	configPath string
+	json       bool
+	verbose    bool
+	stdout     io.Writer
+	stderr     io.Writer
+}
+
+// loadConfig resolves --config.
+func (g *globals) loadConfig() (config.Config, error) {
+	return config.Load(g.configPath)
+}
+
+// emitJSON writes v as the single JSON object of a --json run.
+func (g *globals) emitJSON(v any) error {
+	enc := json.NewEncoder(g.stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("writing JSON result: %w", err)
+	}
+	return nil
+}
+
+// logf writes progress to stderr when -v is given.
+func (g *globals) logf(format string, args ...any) {
+	if g.verbose {
+		fmt.Fprintf(g.stderr, format+"\n", args...)
+	}
+}
+
+// Main runs the CLI and returns the exit status.
+func Main(args []string, stdout, stderr io.Writer) int {
+	g := &globals{stdout: stdout, stderr: stderr}
+	root := newRoot(g)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.Execute()
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintln(stderr, "mrgen: "+oneLine(err.Error()))
+	var ue *usageError
+	switch {
+	case errors.Is(err, config.ErrConfig), errors.As(err, &ue):
+		return ExitUsage
+	default:
+		return ExitFailure
+	}
+}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		// Multi-line tool output belongs in logs; the error line keeps the first line and
+		// says how much was cut.
+		return s[:i] + fmt.Sprintf(" (+%d more lines; rerun with -v)", strings.Count(s[i:], "\n"))
+	}
+	return s
+}
+
+func newRoot(g *globals) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "mrgen",
+		Short:         "Generate, co-simulate and build the MetaRoCE NIC datapath",
+		Long:          "mrgen turns a MetaRoCE NIC datapath configuration into synthesizable Verilog,\nproves it equal to a Go golden model by Verilator co-simulation, and builds it for FPGAs.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return &usageError{fmt.Errorf("unknown command %q; run 'mrgen --help' for the list", args[0])}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.configPath, "config", defaultCfgFn, "configuration file (YAML)")
+	pf.BoolVar(&g.json, "json", false, "print exactly one JSON object on stdout")
+	pf.BoolVarP(&g.verbose, "verbose", "v", false, "verbose progress on stderr")
+	root.AddCommand(newVersionCmd(g), newConfigCmd(g))
+	for _, add := range extraCommands {
+		root.AddCommand(add(g))
+	}
+	return root
+}
+
+// extraCommands lets each command file register itself.
+var extraCommands []func(*globals) *cobra.Command
+
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return &usageError{fmt.Errorf("%s takes no arguments, got %q", cmd.CommandPath(), args)}
+	}
+	return nil
+}
+
+func newVersionCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the mrgen version",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if g.json {
+				return g.emitJSON(map[string]string{"version": Version})
+			}
+			fmt.Fprintf(g.stdout, "mrgen %s\n", Version)
+			return nil
+		},
+	}
+}

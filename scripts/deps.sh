@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs, idempotently and only what is missing, the EDA tools mrgen's flows and tests need on
+# Debian 12. Runs apt-get update at most once, and only when something must be installed.
+set -euo pipefail
+
+packages=(verilator yosys iverilog nextpnr-ice40 fpga-icestorm z3 boolector g++ make)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "deps: all present (${packages[*]})"
+  exit 0
+fi
+
+echo "deps: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then
+    SUDO="sudo"
+  else
+    echo "deps: need root (or sudo) to apt-get install: ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "deps: installed ${missing[*]}"
