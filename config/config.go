@@ -71,9 +71,11 @@ type AckPolicy struct {
 
 // Pipeline holds micro-architecture options.
 type Pipeline struct {
-	// FFZRegisterEvery inserts a pipeline register after every N levels of the wide
-	// find-first-zero tree (0 means no register inside the tree).
-	FFZRegisterEvery int `yaml:"ffz_register_every" json:"ffz_register_every"`
+	// TreeRegisterEvery inserts a pipeline register after every N levels of the wide log2 trees
+	// that lie outside a block's II=1 recurrence (e.g. the SACK bitmap alignment rotators);
+	// 0 means one register after the whole tree. Trees inside the recurrence (the SACK
+	// find-first-zero) cannot take a register without breaking II=1 and are never split.
+	TreeRegisterEvery int `yaml:"tree_register_every" json:"tree_register_every"`
 	// RegisterOutputs adds an output register stage to every block.
 	RegisterOutputs bool `yaml:"register_outputs" json:"register_outputs"`
 }
@@ -95,7 +97,7 @@ func Default() Config {
 		ResetStyle:              ResetSyncHigh,
 		TargetClockMHz:          100,
 		AckPolicy:               AckPolicy{Mode: AckEveryN, EveryN: 4},
-		Pipeline:                Pipeline{FFZRegisterEvery: 0, RegisterOutputs: false},
+		Pipeline:                Pipeline{TreeRegisterEvery: 0, RegisterOutputs: false},
 		Seed:                    1,
 	}
 }

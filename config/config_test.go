@@ -101,7 +101,7 @@ func TestValidRanges(t *testing.T) {
 func TestDerived(t *testing.T) {
 	tests := []struct {
 		conns, paths, sack int
-		want             Derived
+		want               Derived
 	}{
 		{4, 8, 256, Derived{KeepWidth: 8, ConnIDWidth: 2, PathIDWidth: 3, PathTableDepth: 32, PathTableAddrWidth: 5,
 			SackIndexWidth: 8, SackTreeLevels: 8, StreamIDWidth: 2, RegionIndexWidth: 4, PostedReceiveDepth: 128, ClockPeriodNS: 10}},

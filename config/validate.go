@@ -68,7 +68,7 @@ func (c Config) Validate() error {
 		},
 		func() error { return inRange("ack_policy.every_n", c.AckPolicy.EveryN, 1, 255) },
 		func() error {
-			return inRange("pipeline.ffz_register_every", c.Pipeline.FFZRegisterEvery, 0, 10)
+			return inRange("pipeline.tree_register_every", c.Pipeline.TreeRegisterEvery, 0, 10)
 		},
 		c.crossFieldRules,
 	}

@@ -75,7 +75,7 @@ func showRows(c config.Config, d config.Derived) [][3]any {
 		{"target_clock_mhz", c.TargetClockMHz, "MHz"},
 		{"ack_policy.mode", c.AckPolicy.Mode, ""},
 		{"ack_policy.every_n", c.AckPolicy.EveryN, "packets"},
-		{"pipeline.ffz_register_every", c.Pipeline.FFZRegisterEvery, "tree levels (0: none)"},
+		{"pipeline.tree_register_every", c.Pipeline.TreeRegisterEvery, "tree levels (0: none)"},
 		{"pipeline.register_outputs", c.Pipeline.RegisterOutputs, ""},
 		{"seed", c.Seed, ""},
 		{"derived.keep_width", d.KeepWidth, "bits"},

@@ -1,0 +1,169 @@
+package sack
+
+import (
+	"github.com/mrgen/mrgen/config"
+	"github.com/mrgen/mrgen/golden/psn"
+)
+
+// Class is the receive-side classification of a data packet. The numeric values are the RTL's
+// class encoding.
+type Class uint8
+
+// Receive classes.
+const (
+	ClassNew       Class = 0
+	ClassDuplicate Class = 1
+	ClassOld       Class = 2
+	ClassBeyond    Class = 3
+)
+
+func (c Class) String() string {
+	switch c {
+	case ClassNew:
+		return "new"
+	case ClassDuplicate:
+		return "duplicate"
+	case ClassOld:
+		return "old"
+	case ClassBeyond:
+		return "beyond"
+	}
+	return "invalid"
+}
+
+// RxResult is everything the receive side says about one data packet.
+type RxResult struct {
+	Class    Class
+	Cum      uint32 // cumulative point after the packet
+	Bitmap   Bitmap // aligned to Cum (bit i = PSN Cum+i)
+	AckDue   bool
+	GapValid bool   // the packet made PSNs (highest, psn) newly visible as lost
+	GapFirst uint32 // first PSN of the newly visible gap (valid with GapValid)
+	GapCount uint32 // number of PSNs in it (valid with GapValid)
+}
+
+// RxCounters count packets by class over all entries. They wrap at Params.CounterBits.
+type RxCounters struct {
+	New, Duplicate, Old, Beyond uint64
+}
+
+type rxEntry struct {
+	cum, highest uint32
+	bitmap       Bitmap
+	sinceAck     int
+}
+
+// Receiver is the receive-side table of every (connection, path).
+type Receiver struct {
+	p        Params
+	s        psn.Space
+	entries  []rxEntry
+	Counters RxCounters
+}
+
+// NewReceiver returns a receiver with every entry reset (cum 0, nothing received).
+func NewReceiver(p Params) *Receiver {
+	r := &Receiver{p: p, s: p.space(), entries: make([]rxEntry, p.TableDepth)}
+	r.Reset()
+	return r
+}
+
+// Reset returns every entry and counter to its reset state, as the RTL's reset does.
+func (r *Receiver) Reset() {
+	for i := range r.entries {
+		r.entries[i] = rxEntry{bitmap: NewBitmap(r.p.Width)}
+		r.Init(i, 0)
+	}
+	r.Counters = RxCounters{}
+}
+
+// Init sets an entry's initial PSN (connection setup): nothing received, cum = first.
+func (r *Receiver) Init(index int, first uint32) {
+	e := &r.entries[index]
+	e.cum = r.s.Wrap(first)
+	e.highest = r.s.Add(e.cum, r.s.Mask()) // cum - 1
+	e.bitmap.Clear()
+	e.sinceAck = 0
+}
+
+// Cum returns an entry's cumulative point.
+func (r *Receiver) Cum(index int) uint32 { return r.entries[index].cum }
+
+// Packet applies the rules to one arriving data packet.
+func (r *Receiver) Packet(index int, p uint32, ackReq bool) RxResult {
+	e := &r.entries[index]
+	W := uint32(r.p.Width)
+	p = r.s.Wrap(p)
+	d := r.s.Dist(e.cum, p)
+	res := RxResult{}
+	switch {
+	case r.s.Negative(d):
+		res.Class = ClassOld
+	case d >= W:
+		res.Class = ClassBeyond
+	case e.bitmap.Get(int(d)):
+		res.Class = ClassDuplicate
+	default:
+		res.Class = ClassNew
+	}
+
+	if res.Class == ClassNew {
+		e.bitmap.Set(int(d))
+		if above := r.s.Dist(e.highest, p); above != 0 && !r.s.Negative(above) {
+			if above > 1 {
+				res.GapValid = true
+				res.GapFirst = r.s.Add(e.highest, 1)
+				res.GapCount = above - 1
+			}
+			e.highest = p
+		}
+		if d == 0 {
+			n := e.bitmap.TrailingOnes()
+			e.bitmap.ShiftDown(n)
+			e.cum = r.s.Add(e.cum, uint32(n))
+		}
+	}
+
+	res.AckDue = r.ackDue(e, res, ackReq)
+	res.Cum = e.cum
+	res.Bitmap = e.bitmap.Clone()
+	r.count(res.Class)
+	return res
+}
+
+// ackDue applies the ACK policy and updates the entry's since-last-ACK count.
+func (r *Receiver) ackDue(e *rxEntry, res RxResult, ackReq bool) bool {
+	if res.Class == ClassBeyond {
+		return false
+	}
+	trigger := res.Class != ClassNew || ackReq || res.GapValid
+	var due bool
+	switch r.p.AckMode {
+	case config.AckEveryPacket:
+		due = true
+	case config.AckEveryN:
+		due = trigger || e.sinceAck+1 >= r.p.AckEveryN
+	default: // config.AckOnGap
+		due = trigger
+	}
+	if due {
+		e.sinceAck = 0
+	} else if e.sinceAck < 255 {
+		e.sinceAck++
+	}
+	return due
+}
+
+func (r *Receiver) count(c Class) {
+	m := r.p.counterMask()
+	switch c {
+	case ClassNew:
+		r.Counters.New = (r.Counters.New + 1) & m
+	case ClassDuplicate:
+		r.Counters.Duplicate = (r.Counters.Duplicate + 1) & m
+	case ClassOld:
+		r.Counters.Old = (r.Counters.Old + 1) & m
+	case ClassBeyond:
+		r.Counters.Beyond = (r.Counters.Beyond + 1) & m
+	}
+}
