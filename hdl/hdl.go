@@ -31,8 +31,10 @@ func (d Direction) String() string {
 type Port struct {
 	Name  string
 	Dir   Direction
-	Width int    // bits, ≥1
+	Width int    // bits, ≥1 (for a parameterised port: the width at the default parameter)
 	Doc   string // what the port means, rendered as a comment
+	// WidthParam, when set, names the parameter that gives the port's width ([WidthParam-1:0]).
+	WidthParam string
 }
 
 // Param is one Verilog parameter or localparam.
@@ -55,8 +57,8 @@ type Module struct {
 	Name    string // Verilog module name, lower_snake_case
 	Source  string // the Go description it came from, e.g. hdl/sack/sack.go
 	Doc     string // one paragraph: what the block does and why
-	Clock   string // clock port name
-	Reset   string // reset port name (rst or rst_n)
+	Clock   string // clock port name ("" for a combinational module)
+	Reset   string // reset port name, rst or rst_n ("" when the module has no reset)
 	Ports   []Port
 	Params  []Param
 	Tables  []Table
@@ -120,10 +122,10 @@ func (m *Module) Check() error {
 			return fmt.Errorf("hdl: module %s: parameter %q: must be UPPER_CASE", m.Name, p.Name)
 		}
 	}
-	if _, ok := m.Port(m.Clock); !ok {
+	if _, ok := m.Port(m.Clock); m.Clock != "" && !ok {
 		return fmt.Errorf("hdl: module %s: clock port %q missing", m.Name, m.Clock)
 	}
-	if _, ok := m.Port(m.Reset); !ok {
+	if _, ok := m.Port(m.Reset); m.Reset != "" && !ok {
 		return fmt.Errorf("hdl: module %s: reset port %q missing", m.Name, m.Reset)
 	}
 	return nil

@@ -1,0 +1,163 @@
+// Package sack is the Go description of the SACK bitmap unit: the receive-side table
+// (sack_rx), the send-side loss detector (sack_tx), the unit that holds both (sack_unit) and
+// the log2 trees they are built from (first-set priority tree, population count, pipelined
+// rotator). It derives every width from the shared configuration, builds the port lists and
+// hands each module with its template to gen/.
+//
+// The rules are golden/sack's; this package only decides how hardware implements them:
+//
+//   - Per-(connection, path) state lives in inferred RAMs indexed by {conn, path}, read one
+//     cycle ahead and written back by the next stage; a one-entry forwarding register supplies
+//     the entry written in the previous cycle, so back-to-back packets to one path run at II=1.
+//   - Inside the table, bitmaps are kept in absolute (circular) position: the bit of PSN p is
+//     p mod W. Setting a bit never needs a shift, and the cumulative advance is a rotating
+//     find-first-zero (two masked first-set trees) plus a circular range clear. The only wide
+//     shifters, the rotators that align bitmaps to the cumulative PSN for the outside world,
+//     sit outside the II=1 recurrence, where they can be pipelined.
+package sack
+
+import (
+	"embed"
+	"fmt"
+
+	"github.com/mrgen/mrgen/config"
+	"github.com/mrgen/mrgen/gen"
+	goldensack "github.com/mrgen/mrgen/golden/sack"
+	"github.com/mrgen/mrgen/hdl"
+)
+
+//go:embed *.v.tmpl
+var templates embed.FS
+
+// Source is the path of this description, named in every banner.
+const Source = "hdl/sack/sack.go"
+
+// Opcodes of the sack_tx input (s_ack_op).
+const (
+	TxOpAck  = 0 // an ACK: s_ack_psn is the cumulative PSN, s_ack_bitmap the SACK bitmap
+	TxOpInit = 1 // connection setup: una = nxt = s_ack_psn
+	TxOpSent = 2 // the path sent s_ack_psn
+	TxOpNop  = 3 // reserved: accepted and ignored
+)
+
+// Unit is the derived description of the SACK unit for one configuration.
+type Unit struct {
+	Cfg    config.Config
+	P      goldensack.Params
+	Reset  ResetStyle
+	Rotate RotatePlan
+
+	W, IW, PW, CW, AW int // bitmap width, its index width, PSN width, conn and path id widths
+	CntW              int // width of a bit count 0..W
+	IdxW              int // table index width (conn + path)
+	Depth             int // table depth
+	RxEntryW          int
+	TxEntryW          int
+	AckEveryN         int
+	AckMode           string
+	RxLatency         int
+	TxLatency         int
+}
+
+// ResetStyle tells templates how to write control registers.
+type ResetStyle struct {
+	Port      string // rst or rst_n
+	AsyncLow  bool
+	Condition string // the Verilog condition that means "in reset"
+}
+
+// RotatePlan splits the rotator's log2 levels into register stages.
+type RotatePlan struct {
+	Levels int     // log2 W
+	Stages [][]int // the levels of each stage; every stage ends in a register
+}
+
+// New derives the SACK unit description from a validated configuration.
+func New(c config.Config) (*Unit, error) {
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("sack: %w", err)
+	}
+	p := goldensack.ParamsFrom(c)
+	u := &Unit{Cfg: c, P: p, W: p.Width, PW: p.PSNBits, CW: p.ConnBits, AW: p.PathBits,
+		IdxW: p.IndexBits, Depth: p.TableDepth, AckEveryN: c.AckPolicy.EveryN, AckMode: c.AckPolicy.Mode}
+	u.IW = log2(u.W)
+	u.CntW = u.IW + 1
+	// rx entry: {since_ack[7:0], bitmap[W-1:0], highest[P-1:0], cum[P-1:0]}
+	u.RxEntryW = 8 + u.W + 2*u.PW
+	// tx entry: {reported[W-1:0], count[IW:0], nxt[P-1:0], una[P-1:0]}
+	u.TxEntryW = u.W + u.CntW + 2*u.PW
+	if c.ResetStyle == config.ResetAsyncLow {
+		u.Reset = ResetStyle{Port: "rst_n", AsyncLow: true, Condition: "!rst_n"}
+	} else {
+		u.Reset = ResetStyle{Port: "rst", Condition: "rst"}
+	}
+	u.Rotate = planRotate(u.IW, c.Pipeline.TreeRegisterEvery)
+	s := len(u.Rotate.Stages)
+	// rx: input+read register, loop stage register, rotator stages.
+	u.RxLatency = 2 + s
+	// tx: input register, input rotator stages, read register, loop stage register, output rotator.
+	u.TxLatency = 1 + s + 1 + 1 + s
+	return u, nil
+}
+
+func planRotate(levels, every int) RotatePlan {
+	p := RotatePlan{Levels: levels}
+	if every <= 0 || every >= levels {
+		all := make([]int, levels)
+		for i := range all {
+			all[i] = i
+		}
+		p.Stages = [][]int{all}
+		return p
+	}
+	for lo := 0; lo < levels; lo += every {
+		var st []int
+		for l := lo; l < lo+every && l < levels; l++ {
+			st = append(st, l)
+		}
+		p.Stages = append(p.Stages, st)
+	}
+	return p
+}
+
+func log2(n int) int {
+	k := 0
+	for 1<<k < n {
+		k++
+	}
+	return k
+}
+
+// Top is the name of the unit's top module.
+const Top = "sack_unit"
+
+// Sources returns every module of the unit, leaves first, ready for gen.Build.
+func (u *Unit) Sources() ([]gen.Source, error) {
+	var out []gen.Source
+	for _, b := range []struct {
+		mod  *hdl.Module
+		tmpl string
+	}{
+		{u.FirstSetModule(), "first_set.v.tmpl"},
+		{u.PopcountModule(), "popcount.v.tmpl"},
+		{u.RotateModule(), "rotate.v.tmpl"},
+		{u.RxModule(), "rx.v.tmpl"},
+		{u.TxModule(), "tx.v.tmpl"},
+		{u.UnitModule(), "unit.v.tmpl"},
+	} {
+		text, err := templates.ReadFile(b.tmpl)
+		if err != nil {
+			return nil, fmt.Errorf("sack: template %s: %w", b.tmpl, err)
+		}
+		out = append(out, gen.Source{Module: b.mod, Template: string(text), Data: u})
+	}
+	return out, nil
+}
+
+// Always is the head of a control-register block for the configured reset style.
+func (r ResetStyle) Always() string {
+	if r.AsyncLow {
+		return "always @(posedge clk or negedge rst_n)"
+	}
+	return "always @(posedge clk)"
+}
