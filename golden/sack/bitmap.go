@@ -157,6 +157,31 @@ func (b Bitmap) Words32() []uint32 {
 	return out
 }
 
+// PutWords32 writes the bitmap into dst as Words32 would, without allocating.
+func (b Bitmap) PutWords32(dst []uint32) {
+	for i := range dst {
+		if i/2 < len(b.w) {
+			dst[i] = uint32(b.w[i/2] >> (32 * uint(i%2)))
+		} else {
+			dst[i] = 0
+		}
+	}
+}
+
+// EqualWords32 reports whether the bitmap equals a Words32 vector, without allocating.
+func (b Bitmap) EqualWords32(words []uint32) bool {
+	for i, x := range words {
+		var want uint32
+		if i/2 < len(b.w) {
+			want = uint32(b.w[i/2] >> (32 * uint(i%2)))
+		}
+		if x != want {
+			return false
+		}
+	}
+	return true
+}
+
 // BitmapFromWords32 is the inverse of Words32.
 func BitmapFromWords32(n int, words []uint32) Bitmap {
 	b := NewBitmap(n)

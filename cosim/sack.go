@@ -1,0 +1,531 @@
+// Package cosim runs generated RTL under Verilator in lockstep with its golden unit and
+// compares every output on every cycle it is valid. The first divergence stops the run and is
+// reported with the transaction number, the cycle, a field-by-field cmp.Diff and, on request,
+// a VCD of the cycles around it.
+package cosim
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mrgen/mrgen/config"
+	"github.com/mrgen/mrgen/gen"
+	"github.com/mrgen/mrgen/golden/sack"
+	hdlsack "github.com/mrgen/mrgen/hdl/sack"
+	"github.com/mrgen/mrgen/verilator"
+)
+
+// Options configure one co-simulation run.
+type Options struct {
+	Config   config.Config
+	Scenario string
+	Seed     uint64
+	Packets  int // data packets through the receive side
+	// Mutate, when set, rewrites the block's sources before rendering (fault-injection tests).
+	Mutate func([]gen.Source) error
+	// Stamp is written into the generated files' banners.
+	Stamp gen.Stamp
+	// VCD, when not empty, is where a window of cycles around a mismatch is dumped.
+	VCD string
+	// CacheDir for Verilated models ("" = default).
+	CacheDir string
+	// Log receives build output and progress; nil discards.
+	Log io.Writer
+	// Progress, when set, is called about every 2^16 cycles with packets done.
+	Progress func(done, total int)
+}
+
+// Result is the JSON contract of `mrgen cosim` (DESIGN.md).
+type Result struct {
+	Block            string         `json:"block"`
+	Scenario         string         `json:"scenario"`
+	Seed             uint64         `json:"seed"`
+	ConfigHash       string         `json:"config_hash"`
+	Packets          int            `json:"packets"`
+	Acks             int            `json:"acks"`
+	Compared         int            `json:"compared"`
+	Mismatches       int            `json:"mismatches"`
+	Drops            map[string]int `json:"drops"`
+	Resets           int            `json:"resets"`
+	RTLCycles        uint64         `json:"rtl_cycles"`
+	DeclaredLatency  map[string]int `json:"declared_latency"`
+	MinLatency       map[string]int `json:"min_latency"`
+	MaxLatency       map[string]int `json:"max_latency"`
+	WallSeconds      float64        `json:"wall_seconds"`
+	PacketsPerSecond float64        `json:"packets_per_second"`
+	ModelCached      bool           `json:"model_cached"`
+	Mismatch         *Mismatch      `json:"mismatch,omitempty"`
+}
+
+// Mismatch is the first divergence between RTL and golden model.
+type Mismatch struct {
+	Stream      string `json:"stream"`      // rx or tx (or counters)
+	Transaction int    `json:"transaction"` // output number on that stream, from 0
+	Cycle       uint64 `json:"cycle"`
+	Input       string `json:"input"` // the operation that produced the output
+	Diff        string `json:"diff"`  // cmp.Diff(golden, rtl)
+	VCD         string `json:"vcd,omitempty"`
+}
+
+func (m *Mismatch) Error() string {
+	return fmt.Sprintf("cosim mismatch on %s output %d at cycle %d (input %s); -golden +rtl:\n%s", m.Stream, m.Transaction, m.Cycle, m.Input, m.Diff)
+}
+
+// rxOut is everything sack_rx says about one data packet.
+type rxOut struct {
+	Conn, Path, PSN uint32
+	Class           sack.Class
+	Cum             uint32
+	Bitmap          sack.Bitmap
+	AckDue          bool
+	GapValid        bool
+	GapFirst        uint32 // compared only with GapValid
+	GapCount        uint32 // compared only with GapValid
+}
+
+// matchRx is the fast comparison run on every output, straight from the output buffer;
+// cmp.Diff renders the fields only once a mismatch is found. Gap position and length are
+// compared only when a gap is reported.
+func matchRx(pt *sackPorts, out []uint32, w *rxOut) bool {
+	gapValid := pt.rxGapValid.Get(out) == 1
+	if gapValid != w.GapValid {
+		return false
+	}
+	if gapValid && (uint32(pt.rxGapFirst.Get(out)) != w.GapFirst || uint32(pt.rxGapCount.Get(out)) != w.GapCount) {
+		return false
+	}
+	return uint32(pt.rxConn.Get(out)) == w.Conn && uint32(pt.rxPath.Get(out)) == w.Path &&
+		uint32(pt.rxPSN.Get(out)) == w.PSN && sack.Class(pt.rxClass.Get(out)) == w.Class &&
+		uint32(pt.rxCum.Get(out)) == w.Cum && (pt.rxAckDue.Get(out) == 1) == w.AckDue &&
+		w.Bitmap.EqualWords32(pt.rxBitmap.View(out))
+}
+
+func matchTx(pt *sackPorts, out []uint32, w *txOut) bool {
+	return uint32(pt.lossConn.Get(out)) == w.Conn && uint32(pt.lossPath.Get(out)) == w.Path &&
+		sack.AckStatus(pt.lossStatus.Get(out)) == w.Status && uint32(pt.lossBase.Get(out)) == w.Base &&
+		w.Lost.EqualWords32(pt.lossBitmap.View(out))
+}
+
+// txOut is sack_tx's verdict on one ACK.
+type txOut struct {
+	Conn, Path uint32
+	Status     sack.AckStatus
+	Base       uint32
+	Lost       sack.Bitmap
+}
+
+var bitmapEqual = cmp.Comparer(func(a, b sack.Bitmap) bool { return a.Equal(b) })
+
+type expected[T any] struct {
+	out   T
+	cycle uint64       // cycle the input was accepted
+	input fmt.Stringer // the operation, rendered only for a mismatch report
+}
+
+// fifo is a simple queue of expected outputs.
+type fifo[T any] struct {
+	items []T
+	head  int
+}
+
+func (f *fifo[T]) push(v T) { f.items = append(f.items, v) }
+func (f *fifo[T]) len() int { return len(f.items) - f.head }
+func (f *fifo[T]) pop() T {
+	v := f.items[f.head]
+	f.head++
+	if f.head > 4096 && f.head*2 > len(f.items) {
+		f.items = append(f.items[:0], f.items[f.head:]...)
+		f.head = 0
+	}
+	return v
+}
+func (f *fifo[T]) clear() { f.items, f.head = f.items[:0], 0 }
+
+// sackPorts are the layout fields of sack_unit the driver touches every cycle.
+type sackPorts struct {
+	rst                                                               verilator.Field
+	pktValid, pktReady, pktInit, pktConn, pktPath, pktPSN, pktAckReq  verilator.Field
+	rxValid, rxReady, rxConn, rxPath, rxPSN, rxClass, rxCum, rxBitmap verilator.Field
+	rxAckDue, rxGapValid, rxGapFirst, rxGapCount                      verilator.Field
+	ackValid, ackReady, ackOp, ackConn, ackPath, ackPSN, ackBitmap    verilator.Field
+	lossValid, lossReady, lossConn, lossPath, lossStatus, lossBase    verilator.Field
+	lossBitmap                                                        verilator.Field
+	cntNew, cntDup, cntOld, cntBeyond                                 verilator.Field
+	cntAccepted, cntAckDup, cntStale, cntInvalid                      verilator.Field
+}
+
+func bindSackPorts(lay *verilator.Layout, resetPort string) (*sackPorts, error) {
+	var p sackPorts
+	var firstErr error
+	in := func(name string) verilator.Field {
+		f, err := lay.In(name)
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		return f
+	}
+	out := func(name string) verilator.Field {
+		f, err := lay.Out(name)
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		return f
+	}
+	p.rst = in(resetPort)
+	p.pktValid, p.pktReady, p.pktInit = in("s_pkt_valid"), out("s_pkt_ready"), in("s_pkt_init")
+	p.pktConn, p.pktPath, p.pktPSN, p.pktAckReq = in("s_pkt_conn"), in("s_pkt_path"), in("s_pkt_psn"), in("s_pkt_ack_req")
+	p.rxValid, p.rxReady, p.rxConn, p.rxPath = out("m_rx_valid"), in("m_rx_ready"), out("m_rx_conn"), out("m_rx_path")
+	p.rxPSN, p.rxClass, p.rxCum, p.rxBitmap = out("m_rx_psn"), out("m_rx_class"), out("m_rx_cum"), out("m_rx_bitmap")
+	p.rxAckDue, p.rxGapValid, p.rxGapFirst, p.rxGapCount = out("m_rx_ack_due"), out("m_rx_gap_valid"), out("m_rx_gap_first"), out("m_rx_gap_count")
+	p.ackValid, p.ackReady, p.ackOp, p.ackConn = in("s_ack_valid"), out("s_ack_ready"), in("s_ack_op"), in("s_ack_conn")
+	p.ackPath, p.ackPSN, p.ackBitmap = in("s_ack_path"), in("s_ack_psn"), in("s_ack_bitmap")
+	p.lossValid, p.lossReady, p.lossConn, p.lossPath = out("m_loss_valid"), in("m_loss_ready"), out("m_loss_conn"), out("m_loss_path")
+	p.lossStatus, p.lossBase, p.lossBitmap = out("m_loss_status"), out("m_loss_base"), out("m_loss_bitmap")
+	p.cntNew, p.cntDup, p.cntOld, p.cntBeyond = out("cnt_rx_new"), out("cnt_rx_duplicate"), out("cnt_rx_old"), out("cnt_rx_beyond")
+	p.cntAccepted, p.cntAckDup, p.cntStale, p.cntInvalid = out("cnt_ack_accepted"), out("cnt_ack_duplicate"), out("cnt_ack_stale"), out("cnt_ack_invalid")
+	return &p, firstErr
+}
+
+// BuildSackModel generates the SACK unit for a configuration and builds (or reuses) its
+// Verilated model.
+func BuildSackModel(ctx context.Context, opt Options, trace bool) (*verilator.Library, *hdlsack.Unit, error) {
+	u, err := hdlsack.New(opt.Config)
+	if err != nil {
+		return nil, nil, err
+	}
+	srcs, err := u.Sources()
+	if err != nil {
+		return nil, nil, err
+	}
+	if opt.Mutate != nil {
+		if err := opt.Mutate(srcs); err != nil {
+			return nil, nil, fmt.Errorf("cosim: mutate sources: %w", err)
+		}
+	}
+	d, err := gen.Build(hdlsack.Top, srcs, opt.Stamp)
+	if err != nil {
+		return nil, nil, err
+	}
+	dir, err := os.MkdirTemp("", "mrgen-cosim-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("cosim: temp dir: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	if err := d.Write(dir); err != nil {
+		return nil, nil, err
+	}
+	log := opt.Log
+	if log == nil {
+		log = io.Discard
+	}
+	lib, err := verilator.Compile(ctx, verilator.Build{Module: u.UnitModule(), Files: d.RTLFiles(dir), Trace: trace, CacheDir: opt.CacheDir}, log)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cosim: build sack model: %w", err)
+	}
+	return lib, u, nil
+}
+
+// RunSack co-simulates the SACK unit against golden/sack.
+func RunSack(ctx context.Context, opt Options) (*Result, error) {
+	knobs, err := sackScenario(opt.Scenario)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Packets <= 0 {
+		return nil, fmt.Errorf("cosim: packets must be positive, got %d", opt.Packets)
+	}
+	lib, u, err := BuildSackModel(ctx, opt, false)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	res, mm, err := runSack(ctx, lib, u, knobs, opt, -1)
+	if err != nil {
+		return nil, err
+	}
+	res.ModelCached = lib.Cached
+	res.WallSeconds = time.Since(start).Seconds()
+	if res.WallSeconds > 0 {
+		res.PacketsPerSecond = float64(res.Packets) / res.WallSeconds
+	}
+	if mm != nil {
+		res.Mismatches = 1
+		res.Mismatch = mm
+		if opt.VCD != "" {
+			// Rerun the identical stimulus on a trace build and dump the cycles around it.
+			tlib, _, err := BuildSackModel(ctx, opt, true)
+			if err != nil {
+				return res, fmt.Errorf("cosim: trace build after mismatch: %w", err)
+			}
+			if _, _, err := runSack(ctx, tlib, u, knobs, opt, int64(mm.Cycle)); err != nil {
+				return res, fmt.Errorf("cosim: trace rerun: %w", err)
+			}
+			mm.VCD = opt.VCD
+		}
+	}
+	return res, nil
+}
+
+const vcdBefore, vcdAfter = 64, 8
+
+// runSack is the lockstep loop. traceAt ≥ 0 dumps a VCD window around that cycle.
+func runSack(ctx context.Context, lib *verilator.Library, u *hdlsack.Unit, k sackKnobs, opt Options, traceAt int64) (*Result, *Mismatch, error) {
+	m, err := lib.New()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer m.Close()
+	lay := lib.Layout()
+	pt, err := bindSackPorts(lay, u.Reset.Port)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cosim: sack_unit ports: %w", err)
+	}
+	in := make([]uint32, lay.InWords())
+	outb := make([]uint32, lay.OutWords())
+	c := opt.Config
+	tr := newSackTraffic(u.P, k, c.Connections, c.PathsPerConnection, opt.Seed)
+	rng := rand.New(rand.NewPCG(opt.Seed, 0xc0de))
+	res := &Result{Block: "sack", Scenario: opt.Scenario, Seed: opt.Seed, ConfigHash: c.Hash(), Drops: map[string]int{},
+		DeclaredLatency: map[string]int{"rx": u.RxLatency, "tx": u.TxLatency},
+		MinLatency:      map[string]int{}, MaxLatency: map[string]int{}}
+	var rxExp fifo[expected[rxOut]]
+	var txExp fifo[expected[txOut]]
+	rxN, txN := 0, 0
+
+	resetActive := func(on bool) {
+		v := uint64(0)
+		if on != u.Reset.AsyncLow {
+			v = 1
+		}
+		pt.rst.Set(in, v)
+	}
+	resetCycles := 3
+	nextReset := int64(-1)
+	if k.ResetEvery > 0 {
+		nextReset = int64(k.ResetEvery/2 + rng.IntN(k.ResetEvery))
+	}
+	rxOffered, txOffered := false, false // AXI rule: an offered op stays offered until taken
+	var cycle uint64
+	tracing := false
+	latency := func(stream string, l int) {
+		if v, ok := res.MinLatency[stream]; !ok || l < v {
+			res.MinLatency[stream] = l
+		}
+		if l > res.MaxLatency[stream] {
+			res.MaxLatency[stream] = l
+		}
+	}
+
+	for {
+		if traceAt >= 0 {
+			if !tracing && int64(cycle) >= traceAt-vcdBefore {
+				if err := m.TraceStart(opt.VCD); err != nil {
+					return nil, nil, err
+				}
+				tracing = true
+			}
+			if tracing && int64(cycle) > traceAt+vcdAfter {
+				m.TraceStop()
+				return res, nil, nil
+			}
+		}
+		if cycle&0xffff == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, fmt.Errorf("cosim: %w", err)
+			}
+			if opt.Progress != nil {
+				opt.Progress(res.Packets, opt.Packets)
+			}
+		}
+		done := res.Packets >= opt.Packets
+		if done && rxExp.len() == 0 && txExp.len() == 0 && !rxOffered && !txOffered {
+			if _, pending := tr.peekTx(); !pending {
+				break
+			}
+		}
+
+		// Reset in the middle of traffic.
+		inReset := false
+		if nextReset >= 0 && int64(cycle) >= nextReset {
+			inReset = true
+			if int64(cycle) >= nextReset+int64(resetCycles) {
+				nextReset = int64(cycle) + int64(k.ResetEvery/2+rng.IntN(k.ResetEvery))
+				inReset = false
+			} else if int64(cycle) == nextReset {
+				tr.reset()
+				rxExp.clear()
+				txExp.clear()
+				rxOffered, txOffered = false, false
+				res.Resets++
+			}
+		}
+		resetActive(inReset)
+
+		// Inputs for this cycle.
+		var rop rxOp
+		var top txOp
+		if !inReset && (rxOffered || (!done && !tr.rxPaused() && rng.Float64() < k.InValid)) {
+			rop = tr.peekRx()
+			rxOffered = true
+		} else if inReset {
+			rxOffered = false
+		}
+		if rxOffered {
+			pt.pktValid.Set(in, 1)
+			pt.pktInit.Set(in, b2u(rop.init))
+			pt.pktConn.Set(in, uint64(rop.conn))
+			pt.pktPath.Set(in, uint64(rop.path))
+			pt.pktPSN.Set(in, uint64(rop.psn))
+			pt.pktAckReq.Set(in, b2u(rop.ackReq))
+		} else {
+			pt.pktValid.Set(in, 0)
+		}
+		if !inReset && (txOffered || rng.Float64() < k.InValid) {
+			var ok bool
+			top, ok = tr.peekTx()
+			txOffered = ok
+		} else if inReset {
+			txOffered = false
+		}
+		if txOffered {
+			pt.ackValid.Set(in, 1)
+			pt.ackOp.Set(in, uint64(top.op))
+			pt.ackConn.Set(in, uint64(top.conn))
+			pt.ackPath.Set(in, uint64(top.path))
+			pt.ackPSN.Set(in, uint64(top.psn))
+			top.bitmap.PutWords32(pt.ackBitmap.View(in))
+		} else {
+			pt.ackValid.Set(in, 0)
+		}
+		rxReady := k.OutReady >= 1 || rng.Float64() < k.OutReady
+		txReady := k.OutReady >= 1 || rng.Float64() < k.OutReady
+		pt.rxReady.Set(in, b2u(rxReady))
+		pt.lossReady.Set(in, b2u(txReady))
+
+		if err := m.Step(in, outb); err != nil {
+			return nil, nil, err
+		}
+		now := cycle
+		cycle++
+		if inReset {
+			continue
+		}
+
+		// Outputs first: they belong to operations accepted in earlier cycles.
+		if rxReady && pt.rxValid.Get(outb) == 1 {
+			if rxExp.len() == 0 {
+				return res, &Mismatch{Stream: "rx", Transaction: rxN, Cycle: now, Input: "(none)", Diff: "RTL produced an output the golden model did not expect"}, nil
+			}
+			e := rxExp.pop()
+			if !matchRx(pt, outb, &e.out) {
+				got := readRx(pt, outb, u.W)
+				if !e.out.GapValid || !got.GapValid {
+					got.GapFirst, got.GapCount = 0, 0
+				}
+				return res, &Mismatch{Stream: "rx", Transaction: rxN, Cycle: now, Input: e.input.String(),
+					Diff: cmp.Diff(e.out, got, bitmapEqual)}, nil
+			}
+			latency("rx", int(now-e.cycle))
+			rxN++
+			res.Compared++
+		}
+		if txReady && pt.lossValid.Get(outb) == 1 {
+			if txExp.len() == 0 {
+				return res, &Mismatch{Stream: "tx", Transaction: txN, Cycle: now, Input: "(none)", Diff: "RTL produced an output the golden model did not expect"}, nil
+			}
+			e := txExp.pop()
+			if !matchTx(pt, outb, &e.out) {
+				return res, &Mismatch{Stream: "tx", Transaction: txN, Cycle: now, Input: e.input.String(),
+					Diff: cmp.Diff(e.out, readTx(pt, outb, u.W), bitmapEqual)}, nil
+			}
+			latency("tx", int(now-e.cycle))
+			txN++
+			res.Compared++
+		}
+
+		// Handshakes on the inputs.
+		if rxOffered && pt.pktReady.Get(outb) == 1 {
+			tr.popRx()
+			rxOffered = false
+			if r := tr.acceptRx(rop); r != nil {
+				res.Packets++
+				rxExp.push(expected[rxOut]{cycle: now, input: rop, out: rxOut{
+					Conn: rop.conn, Path: rop.path, PSN: rop.psn, Class: r.Class, Cum: r.Cum, Bitmap: r.Bitmap,
+					AckDue: r.AckDue, GapValid: r.GapValid, GapFirst: r.GapFirst, GapCount: r.GapCount}})
+				if r.Class != sack.ClassNew {
+					res.Drops["rx_"+r.Class.String()]++
+				}
+			}
+		}
+		if txOffered && pt.ackReady.Get(outb) == 1 {
+			tr.popTx()
+			txOffered = false
+			if r := tr.acceptTx(top); r != nil {
+				res.Acks++
+				txExp.push(expected[txOut]{cycle: now, input: top, out: txOut{
+					Conn: top.conn, Path: top.path, Status: r.Status, Base: r.Base, Lost: r.Lost}})
+				if r.Status != sack.AckAccepted {
+					res.Drops["ack_"+r.Status.String()]++
+				}
+			}
+		}
+	}
+	res.RTLCycles = cycle
+	if opt.Progress != nil {
+		opt.Progress(res.Packets, opt.Packets)
+	}
+	// The event counters must agree too (they do not reset with the golden tables' traffic
+	// counts unless a reset happened, and both sides reset together).
+	gotCnt := [8]uint64{pt.cntNew.Get(outb), pt.cntDup.Get(outb), pt.cntOld.Get(outb), pt.cntBeyond.Get(outb),
+		pt.cntAccepted.Get(outb), pt.cntAckDup.Get(outb), pt.cntStale.Get(outb), pt.cntInvalid.Get(outb)}
+	rc, tc := tr.rx.Counters, tr.tx.Counters
+	wantCnt := [8]uint64{rc.New, rc.Duplicate, rc.Old, rc.Beyond, tc.Accepted, tc.Duplicate, tc.Stale, tc.Invalid}
+	if d := cmp.Diff(wantCnt, gotCnt); d != "" {
+		return res, &Mismatch{Stream: "counters", Transaction: 0, Cycle: cycle,
+			Input: "[new dup old beyond | accepted dup stale invalid]", Diff: d}, nil
+	}
+	return res, nil, nil
+}
+
+func readRx(pt *sackPorts, out []uint32, w int) rxOut {
+	return rxOut{
+		Conn: uint32(pt.rxConn.Get(out)), Path: uint32(pt.rxPath.Get(out)), PSN: uint32(pt.rxPSN.Get(out)),
+		Class: sack.Class(pt.rxClass.Get(out)), Cum: uint32(pt.rxCum.Get(out)),
+		Bitmap: sack.BitmapFromWords32(w, pt.rxBitmap.View(out)),
+		AckDue: pt.rxAckDue.Get(out) == 1, GapValid: pt.rxGapValid.Get(out) == 1,
+		GapFirst: uint32(pt.rxGapFirst.Get(out)), GapCount: uint32(pt.rxGapCount.Get(out)),
+	}
+}
+
+func readTx(pt *sackPorts, out []uint32, w int) txOut {
+	return txOut{
+		Conn: uint32(pt.lossConn.Get(out)), Path: uint32(pt.lossPath.Get(out)),
+		Status: sack.AckStatus(pt.lossStatus.Get(out)), Base: uint32(pt.lossBase.Get(out)),
+		Lost: sack.BitmapFromWords32(w, pt.lossBitmap.View(out)),
+	}
+}
+
+func (op rxOp) String() string {
+	return fmt.Sprintf("data conn %d path %d psn %d ack_req %v", op.conn, op.path, op.psn, op.ackReq)
+}
+
+func (op txOp) String() string {
+	return fmt.Sprintf("ack conn %d path %d cum %d sack %v", op.conn, op.path, op.psn, op.bitmap)
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// DefaultVCDPath is where the CLI puts a mismatch VCD.
+func DefaultVCDPath(dir string) string { return filepath.Join(dir, "mismatch.vcd") }

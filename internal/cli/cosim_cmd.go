@@ -1,0 +1,133 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mrgen/mrgen/cosim"
+	"github.com/mrgen/mrgen/internal/blocks"
+)
+
+func init() { extraCommands = append(extraCommands, newCosimCmd) }
+
+// errMismatch marks a co-simulation divergence (exit 1).
+type errMismatch struct{ m *cosim.Mismatch }
+
+func (e *errMismatch) Error() string { return e.m.Error() }
+
+func newCosimCmd(g *globals) *cobra.Command {
+	var block, scenario, vcd string
+	var packets int
+	var seed uint64
+	cmd := &cobra.Command{
+		Use:   "cosim",
+		Short: "Co-simulate a block's RTL under Verilator against its golden model",
+		Long: "Runs the block's generated RTL in lockstep with its golden unit and compares every output.\n" +
+			"Scenarios (sack): " + strings.Join(cosim.SackScenarios(), ", "),
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := g.loadConfig()
+			if err != nil {
+				return err
+			}
+			if block != "sack" {
+				if _, err := blocks.Lookup(block); err != nil {
+					return &usageError{err}
+				}
+				return &usageError{fmt.Errorf("cosim of block %q is not available yet; available: sack", block)}
+			}
+			if packets <= 0 {
+				return &usageError{fmt.Errorf("--packets must be positive, got %d", packets)}
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+			defer stop()
+			opt := cosim.Options{Config: c, Scenario: scenario, Seed: seed, Packets: packets,
+				Stamp: blocks.Stamp(Version, g.configPath, c), VCD: vcd}
+			if g.verbose {
+				opt.Log = g.stderr
+			}
+			opt.Progress = progressBar(g, "cosim "+block+"/"+scenario)
+			res, err := cosim.RunSack(ctx, opt)
+			if err != nil {
+				if strings.Contains(err.Error(), "unknown sack scenario") {
+					return &usageError{err}
+				}
+				return err
+			}
+			if g.json {
+				if err := g.emitJSON(res); err != nil {
+					return err
+				}
+			} else {
+				printCosim(g, res)
+			}
+			if res.Mismatch != nil {
+				return &errMismatch{res.Mismatch}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&block, "block", "sack", "block to co-simulate")
+	f.StringVar(&scenario, "scenario", "random", "stimulus scenario")
+	f.IntVar(&packets, "packets", 100000, "data packets to run")
+	f.Uint64Var(&seed, "seed", 1, "stimulus seed")
+	f.StringVar(&vcd, "vcd", filepath.Join("out", "mismatch.vcd"), "where to dump the cycles around a mismatch (\"\" = no VCD)")
+	return cmd
+}
+
+// progressBar returns a progress callback drawing on stderr when it is a terminal.
+func progressBar(g *globals, label string) func(done, total int) {
+	f, ok := g.stderr.(*os.File)
+	if !ok {
+		return nil
+	}
+	st, err := f.Stat()
+	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return nil
+	}
+	start := time.Now()
+	return func(done, total int) {
+		frac := float64(done) / float64(total)
+		if frac > 1 {
+			frac = 1
+		}
+		n := int(frac * 30)
+		rate := float64(done) / time.Since(start).Seconds()
+		fmt.Fprintf(f, "\r%s [%s%s] %d/%d %.0f pkt/s ", label, strings.Repeat("#", n), strings.Repeat(".", 30-n), done, total, rate)
+		if done >= total {
+			fmt.Fprintln(f)
+		}
+	}
+}
+
+func printCosim(g *globals, r *cosim.Result) {
+	w := g.stdout
+	fmt.Fprintf(w, "cosim %s, scenario %s, seed %d\n", r.Block, r.Scenario, r.Seed)
+	fmt.Fprintf(w, "  packets %d, acks %d, outputs compared %d, mismatches %d, resets %d\n", r.Packets, r.Acks, r.Compared, r.Mismatches, r.Resets)
+	fmt.Fprintf(w, "  rtl cycles %d, latency rx %d (declared %d), tx %d (declared %d)\n", r.RTLCycles,
+		r.MinLatency["rx"], r.DeclaredLatency["rx"], r.MinLatency["tx"], r.DeclaredLatency["tx"])
+	keys := make([]string, 0, len(r.Drops))
+	for k := range r.Drops {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "  dropped %-16s %d\n", k, r.Drops[k])
+	}
+	fmt.Fprintf(w, "  %.2f s wall, %.0f packets/s (model %s)\n", r.WallSeconds, r.PacketsPerSecond, map[bool]string{true: "cached", false: "built"}[r.ModelCached])
+	if r.Mismatch != nil {
+		fmt.Fprintf(w, "MISMATCH on %s output %d at cycle %d\n  input: %s\n%s\n", r.Mismatch.Stream, r.Mismatch.Transaction, r.Mismatch.Cycle, r.Mismatch.Input, r.Mismatch.Diff)
+		if r.Mismatch.VCD != "" {
+			fmt.Fprintf(w, "  VCD of the cycles around it: %s\n", r.Mismatch.VCD)
+		}
+	}
+}
