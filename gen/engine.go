@@ -58,9 +58,30 @@ func Funcs() template.FuncMap {
 		}
 		return out
 	}
-	f["pow2"] = func(k int) int { return 1 << k }
+	f["pow2"] = func(k any) (int, error) {
+		n, err := toInt(k)
+		if err != nil || n < 0 || n > 30 {
+			return 0, fmt.Errorf("pow2: bad exponent %v", k)
+		}
+		return 1 << n, nil
+	}
 	f["portDecl"] = portDecl
 	return f
+}
+
+// toInt converts the integer kinds text/template and sprig produce (int, int64) to int.
+func toInt(v any) (int, error) {
+	switch x := v.(type) {
+	case int:
+		return x, nil
+	case int64:
+		return int(x), nil
+	case int32:
+		return int(x), nil
+	case uint64:
+		return int(x), nil
+	}
+	return 0, fmt.Errorf("not an integer: %T", v)
 }
 
 // portDecl renders one port declaration, padded for alignment, with its comment.

@@ -38,6 +38,21 @@ func (u *Unit) FirstSetModule() *hdl.Module {
 	}
 }
 
+// ThermometerModule decodes an index into a thermometer code.
+func (u *Unit) ThermometerModule() *hdl.Module {
+	return &hdl.Module{
+		Name:   "sack_thermometer",
+		Source: Source,
+		Doc: fmt.Sprintf("Thermometer decode of a %d-bit index: ge[i] = (i >= x) for i in 0..%d, built as an "+
+			"explicit log2 tree of 2:1 muxes (%d levels) instead of %d comparators. Combinational. It "+
+			"gives the circular slot ranges of the SACK tables (passed slots, lost candidates).", u.IW, u.W-1, u.IW, u.W),
+		Ports: []hdl.Port{
+			in("x", u.IW, "index"),
+			out("ge", u.W, "bit i set when i >= x"),
+		},
+	}
+}
+
 // PopcountModule is the W-bit population count adder tree.
 func (u *Unit) PopcountModule() *hdl.Module {
 	return &hdl.Module{

@@ -49,6 +49,7 @@ type Unit struct {
 
 	W, IW, PW, CW, AW int // bitmap width, its index width, PSN width, conn and path id widths
 	CntW              int // width of a bit count 0..W
+	SlotHiW, SlotLoW  int // the slot predecode halves (SlotHiW + SlotLoW = IW)
 	IdxW              int // table index width (conn + path)
 	Depth             int // table depth
 	RxEntryW          int
@@ -82,6 +83,8 @@ func New(c config.Config) (*Unit, error) {
 		IdxW: p.IndexBits, Depth: p.TableDepth, AckEveryN: c.AckPolicy.EveryN, AckMode: c.AckPolicy.Mode}
 	u.IW = log2(u.W)
 	u.CntW = u.IW + 1
+	u.SlotHiW = u.IW / 2
+	u.SlotLoW = u.IW - u.SlotHiW
 	// rx entry: {since_ack[7:0], bitmap[W-1:0], highest[P-1:0], cum[P-1:0]}
 	u.RxEntryW = 8 + u.W + 2*u.PW
 	// tx entry: {reported[W-1:0], count[IW:0], nxt[P-1:0], una[P-1:0]}
@@ -139,6 +142,7 @@ func (u *Unit) Sources() ([]gen.Source, error) {
 		tmpl string
 	}{
 		{u.FirstSetModule(), "first_set.v.tmpl"},
+		{u.ThermometerModule(), "thermometer.v.tmpl"},
 		{u.PopcountModule(), "popcount.v.tmpl"},
 		{u.RotateModule(), "rotate.v.tmpl"},
 		{u.RxModule(), "rx.v.tmpl"},

@@ -1,0 +1,174 @@
+package cosim
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mrgen/mrgen/config"
+	"github.com/mrgen/mrgen/gen"
+	"github.com/mrgen/mrgen/internal/tooltest"
+)
+
+func stamp(c config.Config) gen.Stamp {
+	return gen.Stamp{Version: "test", Command: "go test ./cosim", ConfigName: c.Name, ConfigHash: c.Hash()}
+}
+
+func runSackTest(t *testing.T, c config.Config, scenario string, seed uint64, packets int, mutate func([]gen.Source) error, vcd string) *Result {
+	t.Helper()
+	tooltest.Require(t, "verilator", "g++", "make")
+	res, err := RunSack(context.Background(), Options{Config: c, Scenario: scenario, Seed: seed, Packets: packets,
+		Mutate: mutate, Stamp: stamp(c), VCD: vcd})
+	require.NoError(t, err)
+	return res
+}
+
+func requireClean(t *testing.T, res *Result) {
+	t.Helper()
+	if res.Mismatch != nil {
+		t.Fatalf("%s seed %d: %v", res.Scenario, res.Seed, res.Mismatch)
+	}
+	require.Zero(t, res.Mismatches)
+	require.Positive(t, res.Compared)
+}
+
+// TestSackDirectedScenarios runs every directed case of the verification plan and the mixed
+// random scenario on the default configuration.
+func TestSackDirectedScenarios(t *testing.T) {
+	c := config.Default()
+	for _, sc := range SackScenarios() {
+		t.Run(sc, func(t *testing.T) {
+			n := 20_000
+			if sc == "random" {
+				n = 100_000 // the ≥100k-packet run of `make test`
+			}
+			res := runSackTest(t, c, sc, 7, n, nil, "")
+			requireClean(t, res)
+			require.Equal(t, n, res.Packets)
+			switch sc {
+			case "random":
+				require.Positive(t, res.Resets, "random resets in the middle of traffic")
+				for _, d := range []string{"rx_beyond", "rx_duplicate", "rx_old", "ack_stale", "ack_duplicate", "ack_invalid"} {
+					require.Positive(t, res.Drops[d], "random must exercise %s", d)
+				}
+			case "reset":
+				require.Greater(t, res.Resets, 2)
+			case "window-edge":
+				require.Positive(t, res.Drops["rx_beyond"])
+			case "ack-loss":
+				require.Positive(t, res.Drops["ack_stale"]+res.Drops["ack_duplicate"])
+			}
+		})
+	}
+}
+
+// TestSackInitiationIntervalAndLatency shows II=1 on back-to-back traffic to one (connection,
+// path) and checks the latency the module header states.
+func TestSackInitiationIntervalAndLatency(t *testing.T) {
+	c := config.Default()
+	const n = 1000
+	res := runSackTest(t, c, "back-to-back", 3, n, nil, "")
+	requireClean(t, res)
+	for _, s := range []string{"rx", "tx"} {
+		require.Equal(t, res.DeclaredLatency[s], res.MinLatency[s], "%s latency", s)
+		require.Equal(t, res.DeclaredLatency[s], res.MaxLatency[s], "%s latency without backpressure", s)
+	}
+	d := c.Derived()
+	// Packets + pipeline latency + the post-reset table clear + one init per path: nothing else.
+	budget := uint64(n + res.DeclaredLatency["tx"] + d.PathTableDepth + c.Connections*c.PathsPerConnection + 8)
+	require.LessOrEqual(t, res.RTLCycles, budget, "II=1: %d cycles for %d packets", res.RTLCycles, n)
+}
+
+// TestSackSeeds runs the mixed scenario under several seeds.
+func TestSackSeeds(t *testing.T) {
+	c := config.Default()
+	for _, seed := range []uint64{11, 12, 13} {
+		requireClean(t, runSackTest(t, c, "random", seed, 30_000, nil, ""))
+	}
+}
+
+// TestSackConfigMatrix co-simulates the corners of the configuration space: narrow and wide
+// bitmaps, 1 to 64 paths, both reset styles, every ACK policy, short PSNs that wrap often and
+// pipelined rotators.
+func TestSackConfigMatrix(t *testing.T) {
+	matrix := map[string]func(*config.Config){
+		"w64-4paths-async-psn10-ongap": func(c *config.Config) {
+			c.SackWidth, c.PathsPerConnection, c.Connections = 64, 4, 2
+			c.ResetStyle, c.PSNWidth, c.AckPolicy.Mode = config.ResetAsyncLow, 10, config.AckOnGap
+		},
+		"w1024-1path-everypacket-tree3": func(c *config.Config) {
+			c.SackWidth, c.PathsPerConnection, c.Connections = 1024, 1, 2
+			c.AckPolicy.Mode, c.Pipeline.TreeRegisterEvery = config.AckEveryPacket, 3
+		},
+		"w256-64paths-async-every8-tree2": func(c *config.Config) {
+			c.SackWidth, c.PathsPerConnection, c.Connections = 256, 64, 2
+			c.ResetStyle, c.AckPolicy.EveryN, c.Pipeline.TreeRegisterEvery = config.ResetAsyncLow, 8, 2
+		},
+	}
+	for name, mutate := range matrix {
+		t.Run(name, func(t *testing.T) {
+			c := config.Default()
+			c.Name = name
+			mutate(&c)
+			require.NoError(t, c.Validate())
+			for _, sc := range []string{"random", "back-to-back", "wraparound"} {
+				requireClean(t, runSackTest(t, c, sc, 5, 15_000, nil, ""))
+			}
+		})
+	}
+}
+
+// TestSackCosimCatchesFaults breaks the RTL on purpose and requires cosim to notice, with a
+// report that names the output, the cycle and the differing field, and a VCD around it.
+func TestSackCosimCatchesFaults(t *testing.T) {
+	faults := []struct {
+		name, module, from, to, field string
+		vcd                           bool
+	}{
+		{"rx forwarding disabled", "sack_rx",
+			"wire fwd_hit = fwd_valid && (fwd_idx == in_q_idx);", "wire fwd_hit = 1'b0 && fwd_valid && (fwd_idx == in_q_idx);", "Cum", true},
+		{"tx reported-lost mask ignored", "sack_tx",
+			"wire [SACK_WIDTH-1:0] newly_lost = lp_lost & ~reported_kept;", "wire [SACK_WIDTH-1:0] newly_lost = lp_lost;", "Lost", false},
+	}
+	for _, f := range faults {
+		t.Run(f.name, func(t *testing.T) {
+			mutate := func(srcs []gen.Source) error {
+				for i := range srcs {
+					if srcs[i].Module.Name == f.module {
+						require.Contains(t, srcs[i].Template, f.from, "fault anchor missing from the template")
+						srcs[i].Template = strings.Replace(srcs[i].Template, f.from, f.to, 1)
+					}
+				}
+				return nil
+			}
+			vcd := ""
+			if f.vcd {
+				vcd = filepath.Join(t.TempDir(), "mismatch.vcd")
+			}
+			res := runSackTest(t, config.Default(), "random", 1, 20_000, mutate, vcd)
+			require.NotNil(t, res.Mismatch, "cosim missed an injected fault")
+			require.Equal(t, 1, res.Mismatches)
+			require.Contains(t, res.Mismatch.Diff, f.field)
+			require.Positive(t, res.Mismatch.Cycle)
+			if vcd == "" {
+				return
+			}
+			require.Equal(t, vcd, res.Mismatch.VCD)
+			st, err := os.Stat(vcd)
+			require.NoError(t, err, "VCD around the mismatch")
+			require.Positive(t, st.Size())
+			body, err := os.ReadFile(vcd)
+			require.NoError(t, err)
+			require.Contains(t, string(body), "$enddefinitions")
+		})
+	}
+}
+
+func TestUnknownScenario(t *testing.T) {
+	_, err := RunSack(context.Background(), Options{Config: config.Default(), Scenario: "nope", Packets: 1})
+	require.ErrorContains(t, err, "unknown sack scenario")
+}
