@@ -131,8 +131,8 @@ func TestSackCosimCatchesFaults(t *testing.T) {
 	}{
 		{"rx forwarding disabled", "sack_rx",
 			"wire fwd_hit = fwd_valid && (fwd_idx == in_q_idx);", "wire fwd_hit = 1'b0 && fwd_valid && (fwd_idx == in_q_idx);", "Cum", true},
-		{"tx reported-lost mask ignored", "sack_tx",
-			"wire [SACK_WIDTH-1:0] newly_lost = lp_lost & ~reported_kept;", "wire [SACK_WIDTH-1:0] newly_lost = lp_lost;", "Lost", false},
+		{"tx re-reports old losses", "sack_tx",
+			"wire [SACK_WIDTH-1:0] newly_lost = lp_lost & report_mask;", "wire [SACK_WIDTH-1:0] newly_lost = lp_lost;", "Lost", false},
 	}
 	for _, f := range faults {
 		t.Run(f.name, func(t *testing.T) {

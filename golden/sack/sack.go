@@ -27,8 +27,9 @@
 // sender missed one. Beyond-window packets never do.
 //
 // Send side. una is the oldest unacknowledged PSN, nxt the next PSN to be sent, count the number
-// of SACKed packets above una that the last accepted ACK reported, and reported a bitmap aligned
-// to una of the PSNs already announced lost. An ACK (cum, bitmap aligned to cum) is
+// of SACKed packets above una that the last accepted ACK reported, and hwm the PSN below which
+// every loss has been announced (the highest SACKed PSN so far, at least una-1). An ACK (cum,
+// bitmap aligned to cum) is
 //
 //   - stale     when cum is before una;
 //   - invalid   when cum is after nxt, when the bitmap claims a PSN ≥ nxt, or when it sets bit 0
@@ -36,8 +37,9 @@
 //   - duplicate when cum == una and its bitmap carries no more SACKed packets than count
 //     (receiver bitmaps for one cum only grow, so fewer or equal means nothing new);
 //   - accepted  otherwise: una = cum, and every PSN below the highest SACKed one whose bit is
-//     clear is lost; those not already reported are emitted, exactly once, for retransmission
-//     on the same path.
+//     clear is lost; those above hwm are new and are emitted, exactly once, for retransmission
+//     on the same path (a receiver's bitmap for PSNs at or above its cumulative point only gains
+//     bits, so a clear bit below hwm was clear, and reported, when hwm was set).
 package sack
 
 import (

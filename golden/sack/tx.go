@@ -42,7 +42,11 @@ type TxCounters struct {
 type txEntry struct {
 	una, nxt uint32
 	count    int
-	reported Bitmap // aligned to una
+	// hwm is the highest PSN below which every loss has been reported: the highest SACKed PSN
+	// of the accepted ACKs so far, or una-1. Every clear bit below the highest SACKed PSN is
+	// lost, and bits below hwm were all reported when hwm was set, so only the clear bits above
+	// it are new. That keeps "exactly once" with one PSN of state instead of a W-bit bitmap.
+	hwm uint32
 }
 
 // Sender is the send-side loss-detection table of every (connection, path).
@@ -50,13 +54,12 @@ type Sender struct {
 	p        Params
 	s        psn.Space
 	entries  []txEntry
-	scratch  Bitmap
 	Counters TxCounters
 }
 
 // NewSender returns a sender with every entry reset (una = nxt = 0).
 func NewSender(p Params) *Sender {
-	t := &Sender{p: p, s: p.space(), entries: make([]txEntry, p.TableDepth), scratch: NewBitmap(p.Width)}
+	t := &Sender{p: p, s: p.space(), entries: make([]txEntry, p.TableDepth)}
 	t.Reset()
 	return t
 }
@@ -64,7 +67,7 @@ func NewSender(p Params) *Sender {
 // Reset returns every entry and counter to its reset state.
 func (t *Sender) Reset() {
 	for i := range t.entries {
-		t.entries[i] = txEntry{reported: NewBitmap(t.p.Width)}
+		t.Init(i, 0)
 	}
 	t.Counters = TxCounters{}
 }
@@ -75,7 +78,7 @@ func (t *Sender) Init(index int, first uint32) {
 	e.una = t.s.Wrap(first)
 	e.nxt = e.una
 	e.count = 0
-	e.reported.Clear()
+	e.hwm = t.s.Add(e.una, t.s.Mask()) // una - 1
 }
 
 // Sent records that PSN p went out on the path: nxt moves past it if it is not before nxt.
@@ -116,20 +119,31 @@ func (t *Sender) Ack(index int, cum uint32, bitmap Bitmap) AckResult {
 	if res.Status != AckAccepted {
 		return res
 	}
-	shift := W
-	if a < uint32(W) {
-		shift = int(a)
+	// The report starts above hwm: bits below it were reported with an earlier ACK.
+	start := uint32(0)
+	if d := t.s.Dist(cum, t.s.Add(e.hwm, 1)); !t.s.Negative(d) {
+		start = min(d, uint32(W))
 	}
-	e.reported.ShiftDown(shift)
-	if h > 0 {
-		// Lost: every PSN in [cum, cum+h) whose bit is clear, less those already reported.
+	if h > 0 && uint32(h) > start {
+		// Lost: every PSN in [cum+start, cum+h) whose bit is clear.
 		res.Lost.Or(bitmap)
 		for i := range res.Lost.w {
 			res.Lost.w[i] = ^res.Lost.w[i]
 		}
 		res.Lost.ClearFrom(h)
-		res.Lost.AndNot(e.reported)
-		e.reported.Or(res.Lost)
+		for i := 0; i < int(start); i++ {
+			res.Lost.w[i>>6] &^= 1 << (uint(i) & 63)
+		}
+	}
+	// hwm' = the serial maximum of hwm, cum-1 and the highest SACKed PSN.
+	floor := t.s.Add(cum, t.s.Mask())
+	if t.s.Negative(t.s.Dist(floor, e.hwm)) {
+		e.hwm = floor
+	}
+	if h >= 0 {
+		if top := t.s.Add(cum, uint32(h)); t.s.Before(e.hwm, top) {
+			e.hwm = top
+		}
 	}
 	e.una = cum
 	e.count = bitmap.Count()

@@ -164,13 +164,13 @@ func (u *Unit) TxModule() *hdl.Module {
 		Name:   "sack_tx",
 		Source: Source,
 		Doc: "Send side of the MetaRoCE SACK unit: per (connection, path) the oldest unacknowledged PSN, " +
-			"the next PSN to send, the SACK count of the last accepted ACK and the PSNs already reported " +
-			"lost. Each ACK is judged stale / invalid / duplicate / accepted; an accepted ACK names exactly " +
+			"the next PSN to send, the SACK count of the last accepted ACK and hwm, the PSN below which " +
+			"every loss has been reported. Each ACK is judged stale / invalid / duplicate / accepted; an accepted ACK names exactly " +
 			"the PSNs newly known lost -- every clear bit below the highest SACKed PSN -- once, for " +
 			"retransmission on the same path.",
 		Clock: "clk", Reset: u.Reset.Port,
 		Ports:   ports,
-		Tables:  []hdl.Table{{Name: "tx_table", Depth: u.Depth, Width: u.TxEntryW, Doc: "{reported (circular), count, nxt, una}"}},
+		Tables:  []hdl.Table{{Name: "tx_table", Depth: u.Depth, Width: u.TxEntryW, Doc: "{hwm, count, nxt, una}"}},
 		Latency: u.TxLatency,
 		II:      1,
 	}

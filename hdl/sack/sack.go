@@ -14,6 +14,9 @@
 //     find-first-zero (two masked first-set trees) plus a circular range clear. The only wide
 //     shifters, the rotators that align bitmaps to the cumulative PSN for the outside world,
 //     sit outside the II=1 recurrence, where they can be pipelined.
+//   - The send side needs no bitmap state at all: it keeps una, nxt, the last SACK count and
+//     hwm (the PSN below which every loss has been reported), so its table is narrow and it
+//     reports losses straight in the ACK's own (aligned) frame, with no rotator.
 package sack
 
 import (
@@ -87,8 +90,8 @@ func New(c config.Config) (*Unit, error) {
 	u.SlotLoW = u.IW - u.SlotHiW
 	// rx entry: {since_ack[7:0], bitmap[W-1:0], highest[P-1:0], cum[P-1:0]}
 	u.RxEntryW = 8 + u.W + 2*u.PW
-	// tx entry: {reported[W-1:0], count[IW:0], nxt[P-1:0], una[P-1:0]}
-	u.TxEntryW = u.W + u.CntW + 2*u.PW
+	// tx entry: {hwm[P-1:0], count[IW:0], nxt[P-1:0], una[P-1:0]}
+	u.TxEntryW = 3*u.PW + u.CntW
 	if c.ResetStyle == config.ResetAsyncLow {
 		u.Reset = ResetStyle{Port: "rst_n", AsyncLow: true, Condition: "!rst_n"}
 	} else {
@@ -98,8 +101,8 @@ func New(c config.Config) (*Unit, error) {
 	s := len(u.Rotate.Stages)
 	// rx: input+read register, loop stage register, rotator stages.
 	u.RxLatency = 2 + s
-	// tx: input register, input rotator stages, read register, loop stage register, output rotator.
-	u.TxLatency = 1 + s + 1 + 1 + s
+	// tx: input register, summary + read register, loop stage (output) register.
+	u.TxLatency = 3
 	return u, nil
 }
 
