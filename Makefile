@@ -10,7 +10,7 @@ MRGEN   := bin/mrgen
 # see a rebuilt model library (TOOLCHAIN.md), so every run is -count=1.
 TESTFLAGS ?= -count=1 -timeout 25m
 
-.PHONY: all deps build demo test test-short lint lint-go fmt vet bench fuzz clean
+.PHONY: all deps build demo test test-short lint fmt vet bench fuzz synth cosim clean
 
 all: build
 
@@ -37,6 +37,17 @@ test-short:
 lint: deps build
 	$(MRGEN) --config $(CONFIG) generate --out $(OUT)
 	$(MRGEN) --config $(CONFIG) lint --out $(OUT)
+
+# One million packets through the SACK unit (the acceptance run), seed from SEED.
+SEED ?= 1
+cosim: deps build
+	$(MRGEN) --config $(CONFIG) cosim --block sack --scenario random --packets 1000000 --seed $(SEED)
+
+# Yosys + nextpnr-ice40 for the HX8K; writes out/synth.json (the demo summary reads it).
+BOARD ?= ice40-hx8k
+synth: deps build
+	@mkdir -p out
+	$(MRGEN) --config $(CONFIG) synth --board $(BOARD) --json > out/synth.json
 
 fmt:
 	gofmt -w $$(find . -name '*.go' -not -path './out/*')
