@@ -76,8 +76,6 @@ type Pipeline struct {
 	// 0 means one register after the whole tree. Trees inside the recurrence (the SACK
 	// find-first-zero) cannot take a register without breaking II=1 and are never split.
 	TreeRegisterEvery int `yaml:"tree_register_every" json:"tree_register_every"`
-	// RegisterOutputs adds an output register stage to every block.
-	RegisterOutputs bool `yaml:"register_outputs" json:"register_outputs"`
 }
 
 // Default returns the default configuration (the one configs/default.yaml spells out).
@@ -97,7 +95,7 @@ func Default() Config {
 		ResetStyle:              ResetSyncHigh,
 		TargetClockMHz:          100,
 		AckPolicy:               AckPolicy{Mode: AckEveryN, EveryN: 4},
-		Pipeline:                Pipeline{TreeRegisterEvery: 0, RegisterOutputs: false},
+		Pipeline:                Pipeline{TreeRegisterEvery: 0},
 		Seed:                    1,
 	}
 }

@@ -43,7 +43,7 @@ func TestParseErrorsNameFieldAndValue(t *testing.T) {
 		{"zero paths", "paths_per_connection: 0\n", "paths_per_connection", "0"},
 		{"roce port", "udp_dest_port: 4791\n", "udp_dest_port", "4791"},
 		{"mtu not multiple of 8", "mtu: 1001\n", "mtu", "1001"},
-		{"nested wrong type", "pipeline:\n  register_outputs: 1\n", "pipeline.register_outputs", "1"},
+		{"nested wrong type", "pipeline:\n  tree_register_every: yes\n", "pipeline.tree_register_every", `"yes"`},
 		{"mapping expected", "ack_policy: 3\n", "ack_policy", "3"},
 		{"duplicate key", "mtu: 1024\nmtu: 2048\n", "mtu", "2048"},
 		{"psn too narrow for window", "sack_width: 1024\npsn_width: 11\n", "psn_width", "11"},
@@ -126,4 +126,21 @@ func TestHashStable(t *testing.T) {
 	b.Seed++
 	require.NotEqual(t, a.Hash(), b.Hash())
 	require.Len(t, a.ShortHash(), 12)
+}
+
+// TestShippedConfigsAreValid loads every configuration under configs/.
+func TestShippedConfigsAreValid(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "configs", "*.yaml"))
+	require.NoError(t, err)
+	more, err := filepath.Glob(filepath.Join("..", "configs", "matrix", "*.yaml"))
+	require.NoError(t, err)
+	files = append(files, more...)
+	require.GreaterOrEqual(t, len(files), 5)
+	names := map[string]string{}
+	for _, f := range files {
+		c, err := Load(f)
+		require.NoError(t, err, f)
+		require.NotContains(t, names, c.Name, "%s and %s share the name %q", f, names[c.Name], c.Name)
+		names[c.Name] = f
+	}
 }

@@ -130,7 +130,7 @@ func TestSackCosimCatchesFaults(t *testing.T) {
 		vcd                           bool
 	}{
 		{"rx forwarding disabled", "sack_rx",
-			"wire fwd_hit = fwd_valid && (fwd_idx == in_q_idx);", "wire fwd_hit = 1'b0 && fwd_valid && (fwd_idx == in_q_idx);", "Cum", true},
+			"wire fwd_hit = in_q_fwd;", "wire fwd_hit = 1'b0 && in_q_fwd;", "Cum", true},
 		{"tx re-reports old losses", "sack_tx",
 			"wire [SACK_WIDTH-1:0] newly_lost = lp_lost & report_mask;", "wire [SACK_WIDTH-1:0] newly_lost = lp_lost;", "Lost", false},
 	}

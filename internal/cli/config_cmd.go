@@ -76,7 +76,6 @@ func showRows(c config.Config, d config.Derived) [][3]any {
 		{"ack_policy.mode", c.AckPolicy.Mode, ""},
 		{"ack_policy.every_n", c.AckPolicy.EveryN, "packets"},
 		{"pipeline.tree_register_every", c.Pipeline.TreeRegisterEvery, "tree levels (0: none)"},
-		{"pipeline.register_outputs", c.Pipeline.RegisterOutputs, ""},
 		{"seed", c.Seed, ""},
 		{"derived.keep_width", d.KeepWidth, "bits"},
 		{"derived.conn_id_width", d.ConnIDWidth, "bits"},
