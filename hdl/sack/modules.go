@@ -131,7 +131,7 @@ func (u *Unit) RxModule() *hdl.Module {
 			"so the gap is reported the moment it appears.", u.W),
 		Clock: "clk", Reset: u.Reset.Port,
 		Ports:   ports,
-		Tables:  []hdl.Table{{Name: "rx_table", Depth: u.Depth, Width: u.RxEntryW, Doc: "{since_ack, bitmap (circular), highest, cum}"}},
+		Tables:  []hdl.Table{{Name: "rx_table", Depth: u.Depth, Width: u.RxEntryW, Doc: "{since_ack, bitmap (circular), highest+1, cum}"}},
 		Latency: u.RxLatency,
 		II:      1,
 	}
