@@ -47,10 +47,22 @@ func Funcs() template.FuncMap {
 		delete(f, name)
 	}
 	f["range_"] = hdl.Range
-	f["hex"] = func(width int, v uint64) string { return fmt.Sprintf("%d'h%x", width, v) }
-	f["dec"] = func(width int, v int) string { return fmt.Sprintf("%d'd%d", width, v) }
-	f["ones"] = func(width int) string { return fmt.Sprintf("{%d{1'b1}}", width) }
-	f["zeros"] = func(width int) string { return fmt.Sprintf("{%d{1'b0}}", width) }
+	// dec renders a sized decimal literal: dec 8 1 -> 8'd1. Arguments may be int or int64 (sprig's
+	// arithmetic returns int64).
+	f["dec"] = func(width, v any) (string, error) {
+		w, err := toInt(width)
+		if err != nil {
+			return "", fmt.Errorf("dec: width: %w", err)
+		}
+		n, err := toInt(v)
+		if err != nil {
+			return "", fmt.Errorf("dec: value: %w", err)
+		}
+		if w < 1 || n < 0 || (w < 63 && n >= 1<<w) {
+			return "", fmt.Errorf("dec: %d does not fit %d bits", n, w)
+		}
+		return fmt.Sprintf("%d'd%d", w, n), nil
+	}
 	f["seq"] = func(n int) []int {
 		out := make([]int, n)
 		for i := range out {
