@@ -478,6 +478,16 @@ func runSack(ctx context.Context, lib *verilator.Library, u *hdlsack.Unit, k sac
 		}
 	}
 	res.RTLCycles = cycle
+	// Counters update as outputs are handed over; two idle cycles let the last updates land.
+	pt.pktValid.Set(in, 0)
+	pt.ackValid.Set(in, 0)
+	pt.rxReady.Set(in, 1)
+	pt.lossReady.Set(in, 1)
+	for i := 0; i < 2; i++ {
+		if err := m.Step(in, outb); err != nil {
+			return nil, nil, err
+		}
+	}
 	if opt.Progress != nil {
 		opt.Progress(res.Packets, opt.Packets)
 	}
