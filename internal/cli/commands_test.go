@@ -1,0 +1,54 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mrgen/mrgen/internal/tooltest"
+)
+
+func TestGenerateWritesTheDesign(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, errOut := run(t, "--config", defaultConfigPath(), "--json", "generate", "--out", out)
+	require.Equal(t, ExitOK, code, errOut)
+	var v struct {
+		Top   string   `json:"top"`
+		Files []string `json:"files"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &v))
+	require.Equal(t, "sack_unit", v.Top)
+	for _, f := range []string{"rtl/sack_unit.v", "rtl/sack_rx.v", "filelist.f", "mrgen.core", "manifest.json"} {
+		_, err := os.Stat(filepath.Join(out, f))
+		require.NoError(t, err, f)
+	}
+	code, _, errOut = run(t, "--config", defaultConfigPath(), "generate", "--block", "nope", "--out", out)
+	require.Equal(t, ExitUsage, code)
+	require.Contains(t, errOut, "unknown block")
+}
+
+func TestCosimCommand(t *testing.T) {
+	tooltest.Require(t, "verilator", "g++", "make")
+	code, stdout, errOut := run(t, "--config", defaultConfigPath(), "--json", "cosim", "--block", "sack",
+		"--scenario", "in-order", "--packets", "2000", "--seed", "3", "--vcd", "")
+	require.Equal(t, ExitOK, code, errOut)
+	var v map[string]any
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	require.NoError(t, dec.Decode(&v))
+	require.False(t, dec.More(), "exactly one JSON object")
+	for _, k := range []string{"block", "scenario", "seed", "packets", "compared", "mismatches", "drops",
+		"rtl_cycles", "wall_seconds", "packets_per_second"} {
+		require.Contains(t, v, k)
+	}
+	require.EqualValues(t, 0, v["mismatches"])
+	require.EqualValues(t, 2000, v["packets"])
+
+	code, _, errOut = run(t, "--config", defaultConfigPath(), "cosim", "--scenario", "nope", "--packets", "10")
+	require.Equal(t, ExitUsage, code, errOut)
+	code, _, _ = run(t, "--config", defaultConfigPath(), "cosim", "--packets", "0")
+	require.Equal(t, ExitUsage, code)
+}
