@@ -57,6 +57,9 @@ type Config struct {
 	AckPolicy AckPolicy `yaml:"ack_policy" json:"ack_policy"`
 	// Pipeline holds micro-architecture options that trade latency for Fmax.
 	Pipeline Pipeline `yaml:"pipeline" json:"pipeline"`
+	// Window holds the sender's per-path and per-connection window, RTT, RTO and path-failure
+	// parameters (golden/window and hdl/window).
+	Window Window `yaml:"window" json:"window"`
 	// Seed seeds every deterministic pseudo-random choice (entropy LFSRs, stimulus).
 	Seed uint64 `yaml:"seed" json:"seed"`
 }
@@ -78,6 +81,60 @@ type Pipeline struct {
 	TreeRegisterEvery int `yaml:"tree_register_every" json:"tree_register_every"`
 }
 
+// Window holds the sender's congestion-window, RTT-estimation, retransmit-timer and
+// path-failure parameters. Windows are in packets, times in nanoseconds (the wire's timestamp
+// unit). docs/configuration.md gives the defaults' sources.
+type Window struct {
+	// InitCwnd is a path's initial window in packets; the connection starts at
+	// InitCwnd × paths_per_connection (capped at the connection maximum).
+	InitCwnd int `yaml:"init_cwnd" json:"init_cwnd"`
+	// MinCwnd is the floor of every window in packets (decreases and timeouts stop there).
+	MinCwnd int `yaml:"min_cwnd" json:"min_cwnd"`
+	// MaxCwnd is a path's largest window in packets; 0 means sack_width. Never above sack_width.
+	MaxCwnd int `yaml:"max_cwnd" json:"max_cwnd"`
+	// ConnMaxCwnd is the connection window's largest value in packets; 0 means
+	// max_cwnd × paths_per_connection.
+	ConnMaxCwnd int `yaml:"conn_max_cwnd" json:"conn_max_cwnd"`
+	// AIStep is the additive increase, in packets per window's worth of unmarked ACKs (per RTT).
+	AIStep int `yaml:"ai_step" json:"ai_step"`
+	// MDShift sets a path's multiplicative decrease: cwnd -= cwnd >> md_shift, once per RTT.
+	MDShift int `yaml:"md_shift" json:"md_shift"`
+	// ConnMDShift is the same for the connection window.
+	ConnMDShift int `yaml:"conn_md_shift" json:"conn_md_shift"`
+	// SRTTShift is the SRTT EWMA gain as a shift: gain = 2^-srtt_shift (RFC 6298: 3, 1/8).
+	SRTTShift int `yaml:"srtt_shift" json:"srtt_shift"`
+	// RTTVarShift is the RTTVAR EWMA gain as a shift (RFC 6298: 2, 1/4).
+	RTTVarShift int `yaml:"rttvar_shift" json:"rttvar_shift"`
+	// RTOMinNS, RTOInitialNS and RTOMaxNS bound the retransmit timeout; the initial value
+	// applies before a path's first RTT sample, and backoff doubles up to the maximum.
+	RTOMinNS     int `yaml:"rto_min_ns" json:"rto_min_ns"`
+	RTOInitialNS int `yaml:"rto_initial_ns" json:"rto_initial_ns"`
+	RTOMaxNS     int `yaml:"rto_max_ns" json:"rto_max_ns"`
+	// SuspectTimeouts is the count of consecutive unmarked timeouts that makes a path suspect.
+	SuspectTimeouts int `yaml:"suspect_timeouts" json:"suspect_timeouts"`
+	// FailedTimeouts is the count that makes it failed (entropy re-drawn, packets moved).
+	FailedTimeouts int `yaml:"failed_timeouts" json:"failed_timeouts"`
+	// ProbeIntervalNS is how long a failed path rests before it is probed again.
+	ProbeIntervalNS int `yaml:"probe_interval_ns" json:"probe_interval_ns"`
+}
+
+// WindowMaxCwnd is the resolved per-path window maximum (max_cwnd, or sack_width when 0).
+func (c Config) WindowMaxCwnd() int {
+	if c.Window.MaxCwnd == 0 {
+		return c.SackWidth
+	}
+	return c.Window.MaxCwnd
+}
+
+// WindowConnMaxCwnd is the resolved connection window maximum (conn_max_cwnd, or
+// max_cwnd × paths_per_connection when 0).
+func (c Config) WindowConnMaxCwnd() int {
+	if c.Window.ConnMaxCwnd == 0 {
+		return c.WindowMaxCwnd() * c.PathsPerConnection
+	}
+	return c.Window.ConnMaxCwnd
+}
+
 // Default returns the default configuration (the one configs/default.yaml spells out).
 func Default() Config {
 	return Config{
@@ -96,7 +153,24 @@ func Default() Config {
 		TargetClockMHz:          100,
 		AckPolicy:               AckPolicy{Mode: AckEveryN, EveryN: 4},
 		Pipeline:                Pipeline{TreeRegisterEvery: 0},
-		Seed:                    1,
+		Window: Window{
+			InitCwnd:        16,
+			MinCwnd:         1,
+			MaxCwnd:         0,
+			ConnMaxCwnd:     0,
+			AIStep:          1,
+			MDShift:         1,
+			ConnMDShift:     2,
+			SRTTShift:       3,
+			RTTVarShift:     2,
+			RTOMinNS:        100_000,
+			RTOInitialNS:    454_000,
+			RTOMaxNS:        1_350_000,
+			SuspectTimeouts: 2,
+			FailedTimeouts:  4,
+			ProbeIntervalNS: 1_000_000,
+		},
+		Seed: 1,
 	}
 }
 

@@ -144,3 +144,61 @@ func TestShippedConfigsAreValid(t *testing.T) {
 		names[c.Name] = f
 	}
 }
+
+func TestWindowFieldErrors(t *testing.T) {
+	tests := []struct {
+		name      string
+		yaml      string
+		wantField string
+		wantValue string
+	}{
+		{"md_shift zero", "window:\n  md_shift: 0\n", "window.md_shift", "0"},
+		{"md_shift too big", "window:\n  md_shift: 9\n", "window.md_shift", "9"},
+		{"conn_md_shift", "window:\n  conn_md_shift: 0\n", "window.conn_md_shift", "0"},
+		{"ai_step", "window:\n  ai_step: 0\n", "window.ai_step", "0"},
+		{"srtt_shift", "window:\n  srtt_shift: 0\n", "window.srtt_shift", "0"},
+		{"rttvar_shift", "window:\n  rttvar_shift: 9\n", "window.rttvar_shift", "9"},
+		{"min_cwnd zero", "window:\n  min_cwnd: 0\n", "window.min_cwnd", "0"},
+		{"max_cwnd above sack", "sack_width: 128\nwindow:\n  max_cwnd: 200\n", "window.max_cwnd", "200"},
+		{"max_cwnd out of range", "window:\n  max_cwnd: 2048\n", "window.max_cwnd", "2048"},
+		{"init above max", "window:\n  max_cwnd: 8\n", "window.init_cwnd", "16"},
+		{"init below min", "window:\n  min_cwnd: 20\n", "window.init_cwnd", "16"},
+		{"min above max", "window:\n  min_cwnd: 300\n  init_cwnd: 300\n", "window.min_cwnd", "300"},
+		{"conn max below min", "window:\n  min_cwnd: 4\n  conn_max_cwnd: 2\n", "window.conn_max_cwnd", "2"},
+		{"rto initial below min", "window:\n  rto_initial_ns: 50000\n", "window.rto_initial_ns", "50000"},
+		{"rto max below min", "window:\n  rto_max_ns: 50000\n  rto_initial_ns: 100000\n", "window.rto_initial_ns", "100000"},
+		{"rto too large", "window:\n  rto_max_ns: 3000000000\n", "window.rto_max_ns", "3000000000"},
+		{"rto too small", "window:\n  rto_min_ns: 10\n", "window.rto_min_ns", "10"},
+		{"failed not above suspect", "window:\n  suspect_timeouts: 4\n", "window.failed_timeouts", "4"},
+		{"failed too large", "window:\n  failed_timeouts: 16\n", "window.failed_timeouts", "16"},
+		{"probe interval", "window:\n  probe_interval_ns: 0\n", "window.probe_interval_ns", "0"},
+		{"unknown window field", "window:\n  md_shfit: 1\n", "window.md_shfit", "1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.yaml))
+			require.Error(t, err)
+			var fe *FieldError
+			require.True(t, errors.As(err, &fe), "want *FieldError, got %T: %v", err, err)
+			require.Equal(t, tc.wantField, fe.Field)
+			require.Equal(t, tc.wantValue, fe.Value)
+			require.NotEmpty(t, fe.Allowed)
+		})
+	}
+}
+
+func TestWindowResolvedMaxima(t *testing.T) {
+	c := Default()
+	require.Equal(t, 256, c.WindowMaxCwnd())
+	require.Equal(t, 256*8, c.WindowConnMaxCwnd())
+	c.Window.MaxCwnd, c.Window.ConnMaxCwnd = 122, 500
+	require.NoError(t, c.Validate())
+	require.Equal(t, 122, c.WindowMaxCwnd())
+	require.Equal(t, 500, c.WindowConnMaxCwnd())
+	c.Window.MaxCwnd = 256 // equal to sack_width is allowed
+	require.NoError(t, c.Validate())
+	c.Window.SuspectTimeouts, c.Window.FailedTimeouts = 14, 15
+	require.NoError(t, c.Validate())
+	c.Window.RTOMinNS, c.Window.RTOInitialNS, c.Window.RTOMaxNS = 1000, 1000, 1000
+	require.NoError(t, c.Validate())
+}

@@ -70,7 +70,25 @@ func (c Config) Validate() error {
 		func() error {
 			return inRange("pipeline.tree_register_every", c.Pipeline.TreeRegisterEvery, 0, 10)
 		},
+		func() error { return inRange("window.init_cwnd", c.Window.InitCwnd, 1, 1024) },
+		func() error { return inRange("window.min_cwnd", c.Window.MinCwnd, 1, 1024) },
+		func() error { return inRange("window.max_cwnd", c.Window.MaxCwnd, 0, 1024) },
+		func() error { return inRange("window.conn_max_cwnd", c.Window.ConnMaxCwnd, 0, 262144) },
+		func() error { return inRange("window.ai_step", c.Window.AIStep, 1, 64) },
+		func() error { return inRange("window.md_shift", c.Window.MDShift, 1, 8) },
+		func() error { return inRange("window.conn_md_shift", c.Window.ConnMDShift, 1, 8) },
+		func() error { return inRange("window.srtt_shift", c.Window.SRTTShift, 1, 8) },
+		func() error { return inRange("window.rttvar_shift", c.Window.RTTVarShift, 1, 8) },
+		func() error { return inRange("window.rto_min_ns", c.Window.RTOMinNS, 1000, 1_000_000_000) },
+		func() error { return inRange("window.rto_initial_ns", c.Window.RTOInitialNS, 1000, 1_000_000_000) },
+		func() error { return inRange("window.rto_max_ns", c.Window.RTOMaxNS, 1000, 1_000_000_000) },
+		func() error { return inRange("window.suspect_timeouts", c.Window.SuspectTimeouts, 1, 14) },
+		func() error { return inRange("window.failed_timeouts", c.Window.FailedTimeouts, 2, 15) },
+		func() error {
+			return inRange("window.probe_interval_ns", c.Window.ProbeIntervalNS, 1000, 1_000_000_000)
+		},
 		c.crossFieldRules,
+		c.windowRules,
 	}
 	for _, check := range checks {
 		if err := check(); err != nil {
@@ -98,6 +116,41 @@ func (c Config) crossFieldRules() error {
 	if d.PostedReceiveDepth > 1<<20 {
 		return &FieldError{"posted_receives_per_stream", fmt.Sprint(c.PostedReceivesPerStream),
 			"connections × streams_per_connection × posted_receives_per_stream ≤ 1048576"}
+	}
+	return nil
+}
+
+// windowRules checks the cross-field rules of the window section.
+func (c Config) windowRules() error {
+	w := c.Window
+	if w.MaxCwnd > c.SackWidth {
+		// More packets in flight on a path than the receiver's bitmap covers would land beyond
+		// its window and be dropped.
+		return &FieldError{"window.max_cwnd", fmt.Sprint(w.MaxCwnd),
+			fmt.Sprintf("0 (= sack_width) or 1..%d (at most sack_width)", c.SackWidth)}
+	}
+	maxC := c.WindowMaxCwnd()
+	if w.MinCwnd > maxC {
+		return &FieldError{"window.min_cwnd", fmt.Sprint(w.MinCwnd), fmt.Sprintf("1..%d (at most max_cwnd)", maxC)}
+	}
+	if w.InitCwnd < w.MinCwnd || w.InitCwnd > maxC {
+		return &FieldError{"window.init_cwnd", fmt.Sprint(w.InitCwnd),
+			fmt.Sprintf("%d..%d (min_cwnd..max_cwnd)", w.MinCwnd, maxC)}
+	}
+	if w.ConnMaxCwnd != 0 && w.ConnMaxCwnd < w.MinCwnd {
+		return &FieldError{"window.conn_max_cwnd", fmt.Sprint(w.ConnMaxCwnd),
+			fmt.Sprintf("0 (= max_cwnd × paths_per_connection) or %d..262144 (at least min_cwnd)", w.MinCwnd)}
+	}
+	if w.RTOInitialNS < w.RTOMinNS || w.RTOInitialNS > w.RTOMaxNS {
+		return &FieldError{"window.rto_initial_ns", fmt.Sprint(w.RTOInitialNS),
+			fmt.Sprintf("%d..%d (rto_min_ns..rto_max_ns)", w.RTOMinNS, w.RTOMaxNS)}
+	}
+	if w.RTOMaxNS < w.RTOMinNS {
+		return &FieldError{"window.rto_max_ns", fmt.Sprint(w.RTOMaxNS), fmt.Sprintf("%d..1000000000 (at least rto_min_ns)", w.RTOMinNS)}
+	}
+	if w.FailedTimeouts <= w.SuspectTimeouts {
+		return &FieldError{"window.failed_timeouts", fmt.Sprint(w.FailedTimeouts),
+			fmt.Sprintf("%d..15 (more than suspect_timeouts)", w.SuspectTimeouts+1)}
 	}
 	return nil
 }

@@ -1,0 +1,412 @@
+package window
+
+// State is a path's health. The numeric values are the RTL's encoding.
+type State uint8
+
+// Path states.
+const (
+	Active  State = 0
+	Suspect State = 1
+	Failed  State = 2
+)
+
+func (s State) String() string {
+	switch s {
+	case Active:
+		return "active"
+	case Suspect:
+		return "suspect"
+	case Failed:
+		return "failed"
+	}
+	return "unknown"
+}
+
+// PathEntry is one (connection, path) entry. Field widths are in the package doc.
+type PathEntry struct {
+	State        State
+	Cwnd         uint32 // fp
+	Inflight     uint32
+	Accum        uint32
+	SRTT         uint32 // ns
+	RTTVar       uint32 // ns
+	RTTValid     bool
+	RTO          uint32 // ns
+	Deadline     uint32 // ns mod 2^32
+	Armed        bool
+	Marked       bool
+	Marks        uint32
+	LastDecrease uint32
+	DecValid     bool
+	RateHint     uint16
+	Timeouts     uint8
+	LFSR         uint16
+	Entropy      uint16
+	NextPSN      uint32
+}
+
+// ConnEntry is one connection entry. Field widths are in the package doc.
+type ConnEntry struct {
+	Cwnd         uint32 // fp
+	Inflight     uint32
+	Accum        uint32
+	LastDecrease uint32
+	DecValid     bool
+	RateHint     uint16
+	RateCap      uint32 // fp
+	RR           uint32
+}
+
+// Table holds the path and connection tables of the whole NIC.
+type Table struct {
+	p     Params
+	paths []PathEntry
+	conns []ConnEntry
+	scan  int
+}
+
+// New returns a table with every entry reset.
+func New(p Params) *Table {
+	t := &Table{p: p, paths: make([]PathEntry, p.TableDepth), conns: make([]ConnEntry, p.Conns)}
+	t.Reset()
+	return t
+}
+
+// Params returns the table's parameters.
+func (t *Table) Params() Params { return t.p }
+
+// Reset returns every entry to its reset state and the scan pointer to 0.
+func (t *Table) Reset() {
+	for c := range t.conns {
+		t.ResetConn(c)
+	}
+	t.scan = 0
+}
+
+// ResetConn returns one connection and its paths to the reset state (connection setup): every
+// path Active with Cwnd = init_cwnd, RTO = rto_initial, no RTT sample, timer disarmed, NextPSN 0,
+// LFSR at its seed; the connection window at ConnInitCwnd and no rate cap.
+func (t *Table) ResetConn(conn int) {
+	p := t.p
+	t.conns[conn] = ConnEntry{Cwnd: p.ConnInitCwnd, RateCap: p.ConnMaxCwnd}
+	for path := 0; path < p.Paths; path++ {
+		i := p.index(conn, path)
+		s := LFSRSeed(p.Seed, i)
+		t.paths[i] = PathEntry{State: Active, Cwnd: p.InitCwnd, RTO: p.RTOInitial, LFSR: s, Entropy: EntropyOf(s)}
+	}
+}
+
+// Path returns a copy of an entry.
+func (t *Table) Path(conn, path int) PathEntry { return t.paths[t.p.index(conn, path)] }
+
+// Conn returns a copy of a connection entry.
+func (t *Table) Conn(conn int) ConnEntry { return t.conns[conn] }
+
+// SetNextPSN sets the PSN of a path's next new packet (connection setup).
+func (t *Table) SetNextPSN(conn, path int, psn uint32) {
+	t.paths[t.p.index(conn, path)].NextPSN = psn & t.p.psnMask()
+}
+
+// Ack is the part of a parsed ACK the window unit uses.
+type Ack struct {
+	CumAdvance    uint16 // packets newly acknowledged by the cumulative PSN (not SACKed before)
+	NewlySacked   uint16 // packets newly SACKed above it
+	ECNEcho       uint16 // CE-marked packets the receiver saw since its previous ACK
+	TimestampEcho uint32 // ns mod 2^32
+	RateHint      uint16 // 100 Mb/s units, 0 = no limit
+}
+
+// AckResult reports what an ACK did.
+type AckResult struct {
+	Ignored       bool   // the path is Failed; nothing changed
+	SampleValid   bool   // the RTT sample was used
+	Sample        uint32 // ns
+	Acked         uint32 // packets removed from flight
+	Increased     bool   // path additive increase
+	Decreased     bool   // path multiplicative decrease
+	ConnIncreased bool
+	ConnDecreased bool
+	Reactivated   bool // Suspect → Active
+}
+
+// AckUpdate applies one ACK of (conn, path) at time now (package doc, "ACK update").
+func (t *Table) AckUpdate(conn, path int, a Ack, now uint32) AckResult {
+	p := t.p
+	e := &t.paths[p.index(conn, path)]
+	c := &t.conns[conn]
+	var r AckResult
+	if e.State == Failed {
+		r.Ignored = true
+		return r
+	}
+	// 1. RTT.
+	sample := now - a.TimestampEcho
+	if sample < 1<<31 {
+		r.SampleValid, r.Sample = true, sample
+		if !e.RTTValid {
+			e.SRTT, e.RTTVar, e.RTTValid = sample, sample>>1, true
+		} else {
+			d := int64(sample) - int64(e.SRTT)
+			ad := d
+			if ad < 0 {
+				ad = -ad
+			}
+			e.RTTVar = uint32(int64(e.RTTVar) + (ad-int64(e.RTTVar))>>p.RTTVarShift)
+			e.SRTT = uint32(int64(e.SRTT) + d>>p.SRTTShift)
+		}
+	}
+	if e.RTTValid {
+		e.RTO = uint32(min(max(uint64(e.SRTT)+uint64(e.RTTVar)<<2, uint64(p.RTOMin)), uint64(p.RTOMax)))
+	} else {
+		e.RTO = p.RTOInitial
+	}
+	// 2. In flight.
+	acked := min(uint32(a.CumAdvance)+uint32(a.NewlySacked), e.Inflight)
+	e.Inflight -= acked
+	c.Inflight -= acked
+	r.Acked = acked
+	// 3, 4. AIMD.
+	if a.ECNEcho > 0 {
+		e.Marked, e.Accum, c.Accum = true, 0, 0
+		if !e.DecValid || now-e.LastDecrease >= e.SRTT {
+			e.Cwnd = max(e.Cwnd-e.Cwnd>>p.MDShift, p.MinCwnd)
+			e.LastDecrease, e.DecValid, e.Marks = now, true, uint32(a.ECNEcho)
+			r.Decreased = true
+		} else {
+			e.Marks = min(e.Marks+uint32(a.ECNEcho), marksMax)
+		}
+		if !c.DecValid || now-c.LastDecrease >= e.SRTT {
+			c.Cwnd = max(c.Cwnd-c.Cwnd>>p.ConnMDShift, p.MinCwnd)
+			c.LastDecrease, c.DecValid = now, true
+			r.ConnDecreased = true
+		}
+	} else {
+		e.Marked = false
+		e.Cwnd, e.Accum, r.Increased = additive(e.Cwnd, e.Accum, acked, p.AIStep, p.MaxCwnd, accumMax)
+		c.Cwnd, c.Accum, r.ConnIncreased = additive(c.Cwnd, c.Accum, acked, p.ConnAIStep, p.ConnMaxCwnd, connAccumMax)
+	}
+	// 5. Rate hint.
+	e.RateHint, c.RateHint = a.RateHint, a.RateHint
+	if a.RateHint == 0 {
+		c.RateCap = p.ConnMaxCwnd
+	} else if e.RTTValid {
+		c.RateCap = p.rateCap(a.RateHint, e.SRTT)
+	}
+	// 6. Liveness.
+	e.Timeouts = 0
+	if e.State == Suspect {
+		e.State = Active
+		r.Reactivated = true
+	}
+	if e.Inflight > 0 {
+		e.Deadline, e.Armed = now+e.RTO, true
+	} else {
+		e.Armed = false
+	}
+	return r
+}
+
+// additive is one additive-increase step: one increase of step per window's worth of acked
+// packets, at most one per call; the accumulator saturates at accMax.
+func additive(cwnd, accum, acked, step, maxCwnd, accMax uint32) (uint32, uint32, bool) {
+	s := accum + acked
+	inc := false
+	if w := cwnd >> FracBits; s >= w {
+		cwnd = min(cwnd+step, maxCwnd)
+		s -= w
+		inc = true
+	}
+	return cwnd, min(s, accMax), inc
+}
+
+// rateCap is the connection window the rate hint allows: hint × SRTT in packets, fp, clamped.
+func (p Params) rateCap(hint uint16, srtt uint32) uint32 {
+	s := uint64(min(srtt, 1<<RTTCapBits-1))
+	v := uint64(hint) * s * p.RateCapMul >> RTTCapBits
+	return uint32(min(max(v, uint64(p.MinCwnd)), uint64(p.ConnMaxCwnd)))
+}
+
+// Reason says why a send decision is not ok. The numeric values are the RTL's encoding.
+type Reason uint8
+
+// Decision reasons.
+const (
+	ReasonOK         Reason = 0
+	ReasonConnWindow Reason = 1 // the connection window is full
+	ReasonRateCap    Reason = 2 // the rate-hint cap is full
+	ReasonNoPath     Reason = 3 // no path is eligible
+)
+
+func (r Reason) String() string {
+	switch r {
+	case ReasonOK:
+		return "ok"
+	case ReasonConnWindow:
+		return "conn_window"
+	case ReasonRateCap:
+		return "rate_cap"
+	case ReasonNoPath:
+		return "no_path"
+	}
+	return "unknown"
+}
+
+// Decision is the answer of SendDecision.
+type Decision struct {
+	OK      bool
+	Reason  Reason
+	Path    int
+	Entropy uint16
+	PSN     uint32
+}
+
+// Class is a path's spraying class: 0 ineligible, 1 suspect or marked, 2 less than half its
+// window free, 3 at least half free.
+func Class(e PathEntry) int {
+	w := e.Cwnd >> FracBits
+	switch {
+	case e.State == Failed || e.Inflight >= w:
+		return 0
+	case e.State == Suspect || e.Marked:
+		return 1
+	case 2*(w-e.Inflight) >= w:
+		return 3
+	}
+	return 2
+}
+
+// SendDecision picks the path of the connection's next new packet and counts it in flight
+// (package doc, "Send decision and spraying policy").
+func (t *Table) SendDecision(conn int, now uint32) Decision {
+	p := t.p
+	c := &t.conns[conn]
+	if limit := min(c.Cwnd, c.RateCap) >> FracBits; c.Inflight >= limit {
+		if c.RateCap < c.Cwnd {
+			return Decision{Reason: ReasonRateCap}
+		}
+		return Decision{Reason: ReasonConnWindow}
+	}
+	base := conn << p.PathBits
+	best, pick := 0, 0
+	for k := 0; k < p.Paths; k++ {
+		path := int(c.RR) + k
+		if path >= p.Paths {
+			path -= p.Paths
+		}
+		if cl := Class(t.paths[base|path]); cl > best {
+			best, pick = cl, path
+		}
+	}
+	if best == 0 {
+		return Decision{Reason: ReasonNoPath}
+	}
+	e := &t.paths[base|pick]
+	d := Decision{OK: true, Path: pick, Entropy: e.Entropy, PSN: e.NextPSN}
+	e.NextPSN = (e.NextPSN + 1) & p.psnMask()
+	e.Inflight++
+	c.Inflight++
+	if !e.Armed {
+		e.Deadline, e.Armed = now+e.RTO, true
+	}
+	c.RR = uint32(pick + 1)
+	if int(c.RR) == p.Paths {
+		c.RR = 0
+	}
+	return d
+}
+
+// Event is what a timer check found. The numeric values are the RTL's encoding.
+type Event uint8
+
+// Timer events.
+const (
+	EventNone    Event = 0
+	EventTimeout Event = 1 // RTO expired; the path stays in its state
+	EventSuspect Event = 2 // RTO expired and the path became Suspect
+	EventFailed  Event = 3 // RTO expired and the path failed
+	EventProbe   Event = 4 // a failed path's probe interval passed; it is Suspect again
+)
+
+func (e Event) String() string {
+	switch e {
+	case EventNone:
+		return "none"
+	case EventTimeout:
+		return "timeout"
+	case EventSuspect:
+		return "suspect"
+	case EventFailed:
+		return "failed"
+	case EventProbe:
+		return "probe"
+	}
+	return "unknown"
+}
+
+// Expiry is the result of a timer check.
+type Expiry struct {
+	Event       Event
+	Outstanding uint32 // packets in flight on the path at a timeout (they stay counted)
+	Moved       uint32 // packets taken out of flight by a failure, to resend on healthy paths
+	Timeouts    uint8  // the path's consecutive-timeout count after the event
+	Entropy     uint16 // the path's entropy after the event (re-drawn on failure)
+}
+
+// Expire checks one entry's timer at time now (package doc, "Timers and path failure").
+func (t *Table) Expire(conn, path int, now uint32) Expiry {
+	p := t.p
+	e := &t.paths[p.index(conn, path)]
+	if !e.Armed || now-e.Deadline >= 1<<31 {
+		return Expiry{Entropy: e.Entropy, Timeouts: e.Timeouts}
+	}
+	var x Expiry
+	if e.State == Failed {
+		e.State, e.Cwnd, e.Timeouts, e.RTO, e.Armed = Suspect, p.MinCwnd, p.FailedTimeouts-1, p.RTOInitial, false
+		x.Event = EventProbe
+	} else {
+		x.Outstanding = e.Inflight
+		e.Cwnd, e.Accum = p.MinCwnd, 0
+		if e.Marked {
+			e.Marked = false
+		} else if e.Timeouts < timeoutsMax {
+			e.Timeouts++
+		}
+		e.RTO = min(e.RTO<<1, p.RTOMax)
+		e.Deadline = now + e.RTO
+		switch {
+		case e.Timeouts >= p.FailedTimeouts:
+			x.Event, x.Outstanding, x.Moved = EventFailed, 0, e.Inflight
+			t.conns[conn].Inflight -= e.Inflight
+			e.LFSR = LFSRNext(e.LFSR)
+			*e = PathEntry{
+				State: Failed, Cwnd: p.MinCwnd, RTO: p.RTOInitial,
+				Deadline: now + p.ProbeInterval, Armed: true,
+				RateHint: e.RateHint, Timeouts: e.Timeouts,
+				LFSR: e.LFSR, Entropy: EntropyOf(e.LFSR), NextPSN: e.NextPSN,
+			}
+		case e.Timeouts >= p.SuspectTimeouts && e.State == Active:
+			e.State = Suspect
+			x.Event = EventSuspect
+		default:
+			x.Event = EventTimeout
+		}
+	}
+	x.Timeouts, x.Entropy = e.Timeouts, e.Entropy
+	return x
+}
+
+// Tick checks the entry at the scan pointer (one entry per clock in the RTL) and advances the
+// pointer over the whole path table, padding entries included. It returns the entry checked;
+// for a padding entry (conn or path beyond the configuration) the event is EventNone.
+func (t *Table) Tick(now uint32) (conn, path int, x Expiry) {
+	i := t.scan
+	t.scan++
+	if t.scan == t.p.TableDepth {
+		t.scan = 0
+	}
+	conn, path = i>>t.p.PathBits, i&(1<<t.p.PathBits-1)
+	if conn >= t.p.Conns || path >= t.p.Paths {
+		return conn, path, Expiry{}
+	}
+	return conn, path, t.Expire(conn, path, now)
+}
