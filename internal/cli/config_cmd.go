@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"reflect"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -58,35 +60,44 @@ func newConfigCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
+// showRows lists every configuration field by its YAML path (walked by reflection, so a new
+// field can never be missing here), then the derived values, with units where they help.
 func showRows(c config.Config, d config.Derived) [][3]any {
-	return [][3]any{
-		{"name", c.Name, ""},
-		{"datapath_width", c.DatapathWidth, "bits"},
-		{"connections", c.Connections, ""},
-		{"paths_per_connection", c.PathsPerConnection, ""},
-		{"sack_width", c.SackWidth, "bits per path"},
-		{"psn_width", c.PSNWidth, "bits"},
-		{"streams_per_connection", c.StreamsPerConnection, ""},
-		{"memory_regions", c.MemoryRegions, ""},
-		{"posted_receives_per_stream", c.PostedReceivesPerStream, ""},
-		{"mtu", c.MTU, "bytes"},
-		{"udp_dest_port", c.UDPDestPort, ""},
-		{"reset_style", c.ResetStyle, ""},
-		{"target_clock_mhz", c.TargetClockMHz, "MHz"},
-		{"ack_policy.mode", c.AckPolicy.Mode, ""},
-		{"ack_policy.every_n", c.AckPolicy.EveryN, "packets"},
-		{"pipeline.tree_register_every", c.Pipeline.TreeRegisterEvery, "tree levels (0: none)"},
-		{"seed", c.Seed, ""},
-		{"derived.keep_width", d.KeepWidth, "bits"},
-		{"derived.conn_id_width", d.ConnIDWidth, "bits"},
-		{"derived.path_id_width", d.PathIDWidth, "bits"},
-		{"derived.path_table_depth", d.PathTableDepth, "entries (power of two)"},
-		{"derived.path_table_addr_width", d.PathTableAddrWidth, "bits"},
-		{"derived.sack_index_width", d.SackIndexWidth, "bits"},
-		{"derived.sack_tree_levels", d.SackTreeLevels, "levels"},
-		{"derived.stream_id_width", d.StreamIDWidth, "bits"},
-		{"derived.region_index_width", d.RegionIndexWidth, "bits"},
-		{"derived.posted_receive_depth", d.PostedReceiveDepth, "slots"},
-		{"derived.clock_period_ns", fmt.Sprintf("%.3f", d.ClockPeriodNS), "ns"},
+	var rows [][3]any
+	walkFields("", reflect.ValueOf(c), &rows)
+	rows = append(rows,
+		[3]any{"derived.keep_width", d.KeepWidth, "bits"},
+		[3]any{"derived.conn_id_width", d.ConnIDWidth, "bits"},
+		[3]any{"derived.path_id_width", d.PathIDWidth, "bits"},
+		[3]any{"derived.path_table_depth", d.PathTableDepth, "entries (power of two)"},
+		[3]any{"derived.path_table_addr_width", d.PathTableAddrWidth, "bits"},
+		[3]any{"derived.sack_index_width", d.SackIndexWidth, "bits"},
+		[3]any{"derived.sack_tree_levels", d.SackTreeLevels, "levels"},
+		[3]any{"derived.stream_id_width", d.StreamIDWidth, "bits"},
+		[3]any{"derived.region_index_width", d.RegionIndexWidth, "bits"},
+		[3]any{"derived.posted_receive_depth", d.PostedReceiveDepth, "slots"},
+		[3]any{"derived.clock_period_ns", fmt.Sprintf("%.3f", d.ClockPeriodNS), "ns"},
+		[3]any{"derived.window_max_cwnd", c.WindowMaxCwnd(), "packets"},
+		[3]any{"derived.window_conn_max_cwnd", c.WindowConnMaxCwnd(), "packets"},
+	)
+	return rows
+}
+
+// fieldUnits are the units shown beside fields whose name does not say them.
+var fieldUnits = map[string]string{
+	"datapath_width": "bits", "sack_width": "bits per path", "psn_width": "bits", "mtu": "bytes",
+	"target_clock_mhz": "MHz", "ack_policy.every_n": "packets",
+	"pipeline.tree_register_every": "tree levels (0: one register after the tree)",
+}
+
+func walkFields(prefix string, v reflect.Value, rows *[][3]any) {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		name := prefix + strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0]
+		if v.Field(i).Kind() == reflect.Struct {
+			walkFields(name+".", v.Field(i), rows)
+			continue
+		}
+		*rows = append(*rows, [3]any{name, v.Field(i).Interface(), fieldUnits[name]})
 	}
 }
