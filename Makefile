@@ -3,6 +3,7 @@
 
 SHELL   := /bin/bash
 GO      ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
+GOFMT   ?= $(shell command -v gofmt 2>/dev/null || echo /usr/local/go/bin/gofmt)
 CONFIG  ?= configs/default.yaml
 OUT     ?= out/default
 MRGEN   := bin/mrgen
@@ -26,7 +27,7 @@ demo: deps build
 
 # Every test: unit, golden, fuzz seeds, lint matrix, co-simulation, synthesis smoke.
 test: deps vet
-	@gofmt_out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	@gofmt_out=$$($(GOFMT) -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$gofmt_out" ]; then echo "gofmt needed:"; echo "$$gofmt_out"; exit 1; fi
 	$(GO) test $(TESTFLAGS) ./...
 
@@ -50,7 +51,7 @@ synth: deps build
 	$(MRGEN) --config $(CONFIG) synth --board $(BOARD) --json > out/synth.json
 
 fmt:
-	gofmt -w $$(find . -name '*.go' -not -path './out/*')
+	$(GOFMT) -w $$(find . -name '*.go' -not -path './out/*')
 
 vet:
 	$(GO) vet ./...
