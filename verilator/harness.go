@@ -78,13 +78,16 @@ inline void step(Inst* s, const uint32_t* in, uint32_t* out) {
     {{.Prefix}}* t = s->top;
     const uint64_t t0 = s->cycle * kPeriod;
     apply(t, in);
+{{- if .Clock}}
     t->{{.Clock}} = 0;
+{{- end}}
     s->ctx->time(t0);
     t->eval();
 #if VM_TRACE
     if (s->tfp) s->tfp->dump(t0);
 #endif
     collect(t, out);
+{{- if .Clock}}
     t->{{.Clock}} = 1;
     s->ctx->time(t0 + kPeriod / 2);
     t->eval();
@@ -92,6 +95,7 @@ inline void step(Inst* s, const uint32_t* in, uint32_t* out) {
     if (s->tfp) s->tfp->dump(t0 + kPeriod / 2);
 #endif
     t->{{.Clock}} = 0;
+{{- end}}
     s->cycle++;
 }
 

@@ -102,12 +102,16 @@ func NewLayout(m *hdl.Module) (*Layout, error) {
 	if m == nil {
 		return nil, errors.New("verilator: layout: nil module")
 	}
-	clk, ok := m.Port(m.Clock)
-	if !ok {
-		return nil, fmt.Errorf("verilator: layout of %s: clock port %q is not a port of the module", m.Name, m.Clock)
-	}
-	if clk.Dir != hdl.Input || clk.Width != 1 {
-		return nil, fmt.Errorf("verilator: layout of %s: clock port %s must be a 1-bit input, is a %d-bit %s", m.Name, clk.Name, clk.Width, clk.Dir)
+	// A module without a clock (Clock "") is combinational: Step applies the inputs, evaluates
+	// and returns the outputs.
+	if m.Clock != "" {
+		clk, ok := m.Port(m.Clock)
+		if !ok {
+			return nil, fmt.Errorf("verilator: layout of %s: clock port %q is not a port of the module", m.Name, m.Clock)
+		}
+		if clk.Dir != hdl.Input || clk.Width != 1 {
+			return nil, fmt.Errorf("verilator: layout of %s: clock port %s must be a 1-bit input, is a %d-bit %s", m.Name, clk.Name, clk.Width, clk.Dir)
+		}
 	}
 	l := &Layout{inIdx: map[string]int{}, outIdx: map[string]int{}, clock: m.Clock}
 	for _, p := range m.Ports {
@@ -121,7 +125,7 @@ func NewLayout(m *hdl.Module) (*Layout, error) {
 			return nil, fmt.Errorf("verilator: layout of %s: port %s declared twice", m.Name, p.Name)
 		}
 		switch {
-		case p.Name == m.Clock:
+		case m.Clock != "" && p.Name == m.Clock:
 			continue
 		case p.Dir == hdl.Input:
 			f := Field{Name: p.Name, Width: p.Width, Offset: l.inWords, Words: hdl.Words32(p.Width)}
@@ -172,7 +176,7 @@ func (l *Layout) Out(port string) (Field, error) {
 }
 
 func (l *Layout) unknown(port, dir string) error {
-	if port == l.clock {
+	if port == l.clock && port != "" {
 		return fmt.Errorf("verilator: %s is the clock port, which the harness drives; it has no place in the buffers", port)
 	}
 	fs := l.inputs

@@ -1,0 +1,103 @@
+package crc
+
+import (
+	"context"
+	"hash/crc32"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mrgen/mrgen/gen"
+	"github.com/mrgen/mrgen/internal/tooltest"
+	"github.com/mrgen/mrgen/lint"
+	"github.com/mrgen/mrgen/verilator"
+)
+
+// raw is the CRC register update according to Go's hash/crc32, which applies the initial and
+// final inversion itself.
+func raw(crc uint32, data []byte) uint32 { return ^crc32.Update(^crc, crc32.IEEETable, data) }
+
+func TestSerialMatchesHashCRC32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := 0; n < 300; n++ {
+		data := make([]byte, rng.IntN(100))
+		for i := range data {
+			data[i] = byte(rng.Uint32())
+		}
+		c := rng.Uint32()
+		require.Equal(t, raw(c, data), Serial(c, data))
+	}
+	// The check value of CRC-32/ISO-HDLC.
+	require.Equal(t, uint32(0xCBF43926), ^Serial(0xFFFFFFFF, []byte("123456789")))
+}
+
+func TestParallelEquationsMatchSerial(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, w := range []int{8, 16, 64, 128, 256, 512} {
+		e, err := Generate(w)
+		require.NoError(t, err)
+		for n := 0; n < 200; n++ {
+			data := make([]byte, w/8)
+			for i := range data {
+				data[i] = byte(rng.Uint32())
+			}
+			c := rng.Uint32()
+			require.Equal(t, raw(c, data), e.Apply(c, data), "width %d", w)
+		}
+		t.Logf("width %d: widest output XORs %d inputs, %d inputs in all", w, e.Terms(), e.TotalTerms())
+	}
+	for _, bad := range []int{0, 7, 12, 2048} {
+		_, err := Generate(bad)
+		require.Error(t, err)
+	}
+}
+
+// TestVerilogMatchesModel renders crc32_d64 and crc32_d512, lints them and runs them under
+// Verilator against the Go model: the block-cosim pattern on the smallest possible block.
+func TestVerilogMatchesModel(t *testing.T) {
+	tooltest.Require(t, "verilator", "yosys", "iverilog", "g++", "make")
+	for _, w := range []int{64, 512} {
+		e, err := Generate(w)
+		require.NoError(t, err)
+		m := Module(w)
+		d, err := gen.Build(m.Name, []gen.Source{{Module: m, Template: Template, Data: e}},
+			gen.Stamp{Version: "test", Command: "go test ./hdl/crc", ConfigName: "crc", ConfigHash: "-"})
+		require.NoError(t, err)
+		dir := t.TempDir()
+		require.NoError(t, d.Write(dir))
+		rep, err := lint.Run(context.Background(), d.RTLFiles(dir), m.Name, lint.Options{})
+		require.NoError(t, err)
+		require.True(t, rep.OK(), "%s", rep)
+
+		lib, err := verilator.Compile(context.Background(), verilator.Build{Module: m, Files: d.RTLFiles(dir)}, nil)
+		require.NoError(t, err)
+		model, err := lib.New()
+		require.NoError(t, err)
+		lay := lib.Layout()
+		crcIn, err := lay.In("crc_in")
+		require.NoError(t, err)
+		dataIn, err := lay.In("data")
+		require.NoError(t, err)
+		crcOut, err := lay.Out("crc_out")
+		require.NoError(t, err)
+		in, out := make([]uint32, lay.InWords()), make([]uint32, lay.OutWords())
+		rng := rand.New(rand.NewPCG(5, uint64(w)))
+		for n := 0; n < 2000; n++ {
+			data := make([]byte, w/8)
+			words := make([]uint32, w/32)
+			for i := range words {
+				words[i] = rng.Uint32()
+				for b := 0; b < 4; b++ {
+					data[4*i+b] = byte(words[i] >> (8 * b))
+				}
+			}
+			c := rng.Uint32()
+			crcIn.Set(in, uint64(c))
+			dataIn.SetWords(in, words)
+			require.NoError(t, model.Step(in, out))
+			require.Equal(t, raw(c, data), uint32(crcOut.Get(out)), "width %d vector %d", w, n)
+		}
+		require.NoError(t, model.Close())
+	}
+}
