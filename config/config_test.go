@@ -10,6 +10,19 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// requireFieldError parses yaml and requires a *FieldError naming field and value.
+func requireFieldError(t *testing.T, yaml, field, value string) {
+	t.Helper()
+	_, err := Parse([]byte(yaml))
+	require.Error(t, err)
+	var fe *FieldError
+	require.True(t, errors.As(err, &fe), "want *FieldError, got %T: %v", err, err)
+	require.Equal(t, field, fe.Field)
+	require.Equal(t, value, fe.Value)
+	require.NotEmpty(t, fe.Allowed)
+	require.Contains(t, err.Error(), field)
+}
+
 func TestDefaultFileEqualsDefault(t *testing.T) {
 	c, err := Load(filepath.Join("..", "configs", "default.yaml"))
 	require.NoError(t, err)
@@ -51,16 +64,7 @@ func TestParseErrorsNameFieldAndValue(t *testing.T) {
 		{"negative seed", "seed: -1\n", "seed", "-1"},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse([]byte(tc.yaml))
-			require.Error(t, err)
-			var fe *FieldError
-			require.True(t, errors.As(err, &fe), "want *FieldError, got %T: %v", err, err)
-			require.Equal(t, tc.wantField, fe.Field)
-			require.Equal(t, tc.wantValue, fe.Value)
-			require.NotEmpty(t, fe.Allowed)
-			require.Contains(t, err.Error(), tc.wantField)
-		})
+		t.Run(tc.name, func(t *testing.T) { requireFieldError(t, tc.yaml, tc.wantField, tc.wantValue) })
 	}
 }
 
@@ -175,15 +179,7 @@ func TestWindowFieldErrors(t *testing.T) {
 		{"unknown window field", "window:\n  md_shfit: 1\n", "window.md_shfit", "1"},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse([]byte(tc.yaml))
-			require.Error(t, err)
-			var fe *FieldError
-			require.True(t, errors.As(err, &fe), "want *FieldError, got %T: %v", err, err)
-			require.Equal(t, tc.wantField, fe.Field)
-			require.Equal(t, tc.wantValue, fe.Value)
-			require.NotEmpty(t, fe.Allowed)
-		})
+		t.Run(tc.name, func(t *testing.T) { requireFieldError(t, tc.yaml, tc.wantField, tc.wantValue) })
 	}
 }
 
