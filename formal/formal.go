@@ -1,0 +1,122 @@
+// Package formal runs bounded model checks of a generated block's embedded properties (the
+// `ifdef FORMAL assertions and assumptions of its templates) with the open Yosys flow: Yosys
+// reads the RTL with -formal, flattens it, drops the ordinary outputs and writes an AIGER
+// model whose bad-state properties are the assertions; yosys-abc's bmc3 then searches for a
+// counterexample of up to Depth cycles from reset.
+//
+// TOOLCHAIN.md measured z3 stalling on a real bug where abc bmc3 found it in milliseconds, so
+// this is the bug-finding leg; a proof (k-induction) is future work.
+package formal
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ErrToolMissing is wrapped when yosys or yosys-abc is not on PATH.
+var ErrToolMissing = errors.New("tool not found on PATH; run make deps")
+
+// Result is the outcome of one bounded check.
+type Result struct {
+	Top     string  `json:"top"`
+	Depth   int     `json:"depth"`   // cycles searched
+	Passed  bool    `json:"passed"`  // no assertion can fail within Depth cycles
+	Frame   int     `json:"frame"`   // the cycle of the first failure (when !Passed)
+	Seconds float64 `json:"seconds"` // wall time of the search
+	Log     string  `json:"log"`     // the solver's last lines
+}
+
+var (
+	passRE = regexp.MustCompile(`No output asserted in (\d+) frames`)
+	failRE = regexp.MustCompile(`Output (\d+) of miter "[^"]*" was asserted in frame (\d+)`)
+)
+
+// BMC checks the assertions of top over depth cycles. files are all the RTL sources; workDir
+// receives the AIGER model and logs ("" = a temporary directory, removed afterwards).
+func BMC(ctx context.Context, files []string, top string, depth int, workDir string) (*Result, error) {
+	if depth < 1 || depth > 1000 {
+		return nil, fmt.Errorf("formal: depth %d out of range 1..1000", depth)
+	}
+	for _, tool := range []string{"yosys", "yosys-abc"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return nil, fmt.Errorf("formal: %s: %w", tool, ErrToolMissing)
+		}
+	}
+	if workDir == "" {
+		dir, err := os.MkdirTemp("", "mrgen-formal-")
+		if err != nil {
+			return nil, fmt.Errorf("formal: temp dir: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		workDir = dir
+	} else if err := os.MkdirAll(workDir, 0o755); err != nil {
+		return nil, fmt.Errorf("formal: %w", err)
+	}
+	quoted := make([]string, len(files))
+	for i, f := range files {
+		quoted[i] = strconv.Quote(f)
+	}
+	aig := filepath.Join(workDir, top+".aig")
+	script := strings.Join([]string{
+		"read_verilog -sv -formal -DFORMAL " + strings.Join(quoted, " "),
+		"prep -top " + top,
+		"flatten",
+		"delete -output", // only the assertions remain as AIGER outputs
+		"async2sync",
+		"chformal -assume -early",
+		"memory_map",
+		"opt -full",
+		"dffunmap",
+		"techmap",
+		"opt -fast",
+		"dffunmap",
+		"abc -fast -g AND",
+		"opt_clean",
+		"write_aiger -zinit " + strconv.Quote(aig),
+	}, "; ")
+	if out, err := run(ctx, workDir, "yosys", "-q", "-p", script); err != nil {
+		return nil, fmt.Errorf("formal: yosys model of %s: %w\n%s", top, err, tail(out, 20))
+	}
+	start := time.Now()
+	out, err := run(ctx, workDir, "yosys-abc", "-c", fmt.Sprintf("read_aiger %s; fold; bmc3 -F %d", aig, depth))
+	if err != nil {
+		return nil, fmt.Errorf("formal: bmc3 of %s: %w\n%s", top, err, tail(out, 20))
+	}
+	res := &Result{Top: top, Depth: depth, Seconds: time.Since(start).Seconds(), Log: tail(out, 4)}
+	switch {
+	case failRE.MatchString(out):
+		m := failRE.FindStringSubmatch(out)
+		res.Frame, _ = strconv.Atoi(m[2])
+	case passRE.MatchString(out):
+		res.Passed = true
+	default:
+		return nil, fmt.Errorf("formal: bmc3 of %s gave no verdict:\n%s", top, tail(out, 20))
+	}
+	return res, nil
+}
+
+func run(ctx context.Context, dir, prog string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, prog, args...)
+	cmd.Dir = dir
+	var b bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &b, &b
+	err := cmd.Run()
+	return b.String(), err
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
