@@ -64,6 +64,8 @@ FUZZTIME ?= 60s
 fuzz:
 	$(GO) test ./golden/wire -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./golden/wire -run '^$$' -fuzz '^FuzzRoundTrip$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./golden/wire -run '^$$' -fuzz '^FuzzEncode$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./golden/parser -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 
 clean:
 	rm -rf bin out
