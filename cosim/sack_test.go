@@ -99,6 +99,7 @@ func TestSackConfigMatrix(t *testing.T) {
 		"w64-4paths-async-psn10-ongap": func(c *config.Config) {
 			c.SackWidth, c.PathsPerConnection, c.Connections = 64, 4, 2
 			c.ResetStyle, c.PSNWidth, c.AckPolicy.Mode = config.ResetAsyncLow, 10, config.AckOnGap
+			c.Pipeline.SpeculativeSearch = true
 		},
 		"w1024-1path-everypacket-tree3": func(c *config.Config) {
 			c.SackWidth, c.PathsPerConnection, c.Connections = 1024, 1, 2
@@ -107,6 +108,7 @@ func TestSackConfigMatrix(t *testing.T) {
 		"w256-64paths-async-every8-tree2": func(c *config.Config) {
 			c.SackWidth, c.PathsPerConnection, c.Connections = 256, 64, 2
 			c.ResetStyle, c.AckPolicy.EveryN, c.Pipeline.TreeRegisterEvery = config.ResetAsyncLow, 8, 2
+			c.Pipeline.SpeculativeSearch = true
 		},
 	}
 	for name, mutate := range matrix {

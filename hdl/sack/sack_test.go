@@ -41,6 +41,7 @@ func lintMatrix() []config.Config {
 		c.Name = fmt.Sprintf("w%d-p%d-c%d-psn%d-t%d-%s-%s", r.w, r.paths, r.conns, r.psn, r.tree, r.reset, r.ack)
 		c.SackWidth, c.PathsPerConnection, c.Connections, c.PSNWidth = r.w, r.paths, r.conns, r.psn
 		c.Pipeline.TreeRegisterEvery, c.ResetStyle, c.AckPolicy.Mode = r.tree, r.reset, r.ack
+		c.Pipeline.SpeculativeSearch = len(out)%2 == 1
 		out = append(out, c)
 	}
 	return out
