@@ -10,7 +10,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -536,6 +535,3 @@ func b2u(b bool) uint64 {
 	}
 	return 0
 }
-
-// DefaultVCDPath is where the CLI puts a mismatch VCD.
-func DefaultVCDPath(dir string) string { return filepath.Join(dir, "mismatch.vcd") }

@@ -7,8 +7,6 @@ package hdl
 import (
 	"fmt"
 	"regexp"
-	"sort"
-	"strings"
 )
 
 // Direction of a port.
@@ -66,22 +64,6 @@ type Module struct {
 	II      int // initiation interval in cycles
 }
 
-// Inputs returns the input ports in declaration order.
-func (m *Module) Inputs() []Port { return m.filter(Input) }
-
-// Outputs returns the output ports in declaration order.
-func (m *Module) Outputs() []Port { return m.filter(Output) }
-
-func (m *Module) filter(d Direction) []Port {
-	var out []Port
-	for _, p := range m.Ports {
-		if p.Dir == d {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // Port returns the named port.
 func (m *Module) Port(name string) (Port, bool) {
 	for _, p := range m.Ports {
@@ -131,16 +113,6 @@ func (m *Module) Check() error {
 	return nil
 }
 
-// PortNames lists port names sorted, for stable diagnostics.
-func (m *Module) PortNames() []string {
-	out := make([]string, len(m.Ports))
-	for i, p := range m.Ports {
-		out[i] = p.Name
-	}
-	sort.Strings(out)
-	return out
-}
-
 // Range renders a Verilog packed range for a width: "" for 1 bit, "[W-1:0]" otherwise.
 func Range(width int) string {
 	if width <= 1 {
@@ -152,11 +124,3 @@ func Range(width int) string {
 // Words32 is the number of 32-bit words a port of this width occupies in the C ABI.
 func Words32(width int) int { return (width + 31) / 32 }
 
-// Title is a helper for docs: "path_id" -> "Path id".
-func Title(s string) string {
-	s = strings.ReplaceAll(s, "_", " ")
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
-}

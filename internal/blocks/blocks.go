@@ -10,7 +10,6 @@ import (
 
 	"github.com/mrgen/mrgen/config"
 	"github.com/mrgen/mrgen/gen"
-	"github.com/mrgen/mrgen/hdl"
 	"github.com/mrgen/mrgen/hdl/sack"
 )
 
@@ -83,12 +82,3 @@ func Generate(name string, c config.Config, st gen.Stamp, mutate func([]gen.Sour
 	return d, nil
 }
 
-// TopModule returns the description of the design's top module.
-func TopModule(srcs []gen.Source, top string) (*hdl.Module, error) {
-	for _, s := range srcs {
-		if s.Module.Name == top {
-			return s.Module, nil
-		}
-	}
-	return nil, fmt.Errorf("top %s not among the sources", top)
-}
