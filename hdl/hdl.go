@@ -123,4 +123,3 @@ func Range(width int) string {
 
 // Words32 is the number of 32-bit words a port of this width occupies in the C ABI.
 func Words32(width int) int { return (width + 31) / 32 }
-

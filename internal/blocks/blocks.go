@@ -81,4 +81,3 @@ func Generate(name string, c config.Config, st gen.Stamp, mutate func([]gen.Sour
 	}
 	return d, nil
 }
-
