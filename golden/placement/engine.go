@@ -3,8 +3,13 @@ package placement
 import (
 	"math"
 
+	"github.com/mrgen/mrgen/golden/psn"
 	"github.com/mrgen/mrgen/golden/wire"
 )
+
+// msns is the serial arithmetic of 32-bit message sequence numbers (golden/psn's rule): a
+// message whose distance from the completion point is negative is an old one.
+var msns = psn.MustSpace(32)
 
 // Engine is the placement engine of one NIC: the region table, the stream table and its message
 // rings, and the counters.
@@ -149,7 +154,7 @@ func (e *Engine) place(d Desc) Result {
 	si := int(d.Conn)*p.Streams + int(d.Stream)
 	st := &e.streams[si]
 	k := d.MSN - st.CompMSN
-	if k >= 1<<31 {
+	if msns.Negative(k) {
 		return Result{Drop: DropStaleMessage}
 	}
 	if k >= uint32(st.Posted) {

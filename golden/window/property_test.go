@@ -39,7 +39,7 @@ func checkInvariants(tb *Table) error {
 				return fmt.Errorf("conn %d path %d: srtt %d rttvar %d", c, path, e.SRTT, e.RTTVar)
 			case e.LFSR == 0 || e.Entropy != EntropyOf(e.LFSR):
 				return fmt.Errorf("conn %d path %d: lfsr %#x entropy %#x", c, path, e.LFSR, e.Entropy)
-			case e.NextPSN > p.psnMask():
+			case e.NextPSN > p.psns().Mask():
 				return fmt.Errorf("conn %d path %d: psn %d", c, path, e.NextPSN)
 			}
 		}

@@ -104,7 +104,7 @@ func (t *Table) Conn(conn int) ConnEntry { return t.conns[conn] }
 
 // SetNextPSN sets the PSN of a path's next new packet (connection setup).
 func (t *Table) SetNextPSN(conn, path int, psn uint32) {
-	t.paths[t.p.index(conn, path)].NextPSN = psn & t.p.psnMask()
+	t.paths[t.p.index(conn, path)].NextPSN = t.p.psns().Wrap(psn)
 }
 
 // Ack is the part of a parsed ACK the window unit uses.
@@ -141,7 +141,7 @@ func (t *Table) AckUpdate(conn, path int, a Ack, now uint32) AckResult {
 	}
 	// 1. RTT.
 	sample := now - a.TimestampEcho
-	if sample < 1<<31 {
+	if !nanos.Negative(sample) { // an echo "from the future" is discarded
 		r.SampleValid, r.Sample = true, sample
 		if !e.RTTValid {
 			e.SRTT, e.RTTVar, e.RTTValid = sample, sample>>1, true
@@ -302,7 +302,7 @@ func (t *Table) SendDecision(conn int, now uint32) Decision {
 	}
 	e := &t.paths[base|pick]
 	d := Decision{OK: true, Path: pick, Entropy: e.Entropy, PSN: e.NextPSN}
-	e.NextPSN = (e.NextPSN + 1) & p.psnMask()
+	e.NextPSN = p.psns().Add(e.NextPSN, 1)
 	e.Inflight++
 	c.Inflight++
 	if !e.Armed {
@@ -356,7 +356,7 @@ type Expiry struct {
 func (t *Table) Expire(conn, path int, now uint32) Expiry {
 	p := t.p
 	e := &t.paths[p.index(conn, path)]
-	if !e.Armed || now-e.Deadline >= 1<<31 {
+	if !e.Armed || nanos.Negative(now-e.Deadline) {
 		return Expiry{Entropy: e.Entropy, Timeouts: e.Timeouts}
 	}
 	var x Expiry

@@ -158,6 +158,7 @@ import (
 	"fmt"
 
 	"github.com/mrgen/mrgen/config"
+	"github.com/mrgen/mrgen/golden/psn"
 )
 
 // FracBits is the number of fractional bits of every window (Cwnd, RateCap, AI steps).
@@ -264,7 +265,12 @@ func (p Params) index(conn, path int) int {
 	return i
 }
 
-func (p Params) psnMask() uint32 { return uint32(uint64(1)<<p.PSNBits - 1) }
+// psns is the PSN space (golden/psn's serial arithmetic) of the configured width.
+func (p Params) psns() psn.Space { return psn.MustSpace(p.PSNBits) }
+
+// nanos is the 32-bit nanosecond clock's serial arithmetic (golden/psn's rule at 32 bits): a
+// time difference is "in the past" unless it is negative there.
+var nanos = psn.MustSpace(32)
 
 // LFSRNext is one step of the 16-bit Galois entropy LFSR (polynomial x^16+x^14+x^13+x^11+1).
 func LFSRNext(s uint16) uint16 {
