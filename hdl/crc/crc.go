@@ -2,10 +2,10 @@
 // reflected, polynomial 0xEDB88320) over D data bits per clock, as explicit XOR equations.
 //
 // The CRC register update for one beat is linear over GF(2): next = A·crc ⊕ B·data, where the
-// initial value and the final inversion live outside it. The generator evaluates the bit-serial
-// definition on unit vectors to find the columns of A and B, so the equations are correct by
-// construction for any width, and the tests check them against Go's hash/crc32 and, through
-// Verilator, against the generated Verilog.
+// initial value and the final inversion live outside it. The generator evaluates the CRC that
+// golden/wire's ICRC uses (Go's hash/crc32, IEEE) on unit vectors to find the columns of A and
+// B, so there is no second CRC implementation and the equations are correct by construction for
+// any width; the tests check them against hash/crc32 and, through Verilator, the Verilog.
 //
 // Bit order: data bit k is bit k%8 of byte k/8, byte 0 first on the wire. On an AXI-Stream bus
 // that is tdata[k] (byte lane 0 = tdata[7:0]), so the parser feeds tdata straight in.
@@ -13,25 +13,16 @@ package crc
 
 import (
 	"fmt"
+	"hash/crc32"
 	"strings"
 
 	"github.com/mrgen/mrgen/hdl"
 )
 
-// Poly is the reflected CRC-32 (IEEE) polynomial.
-const Poly = 0xEDB88320
-
-// Serial is the bit-serial reference: the raw register after feeding data (no init, no final
-// inversion). data holds len(data)*8 bits, byte 0 first, each byte LSB first.
-func Serial(crc uint32, data []byte) uint32 {
-	for _, b := range data {
-		crc ^= uint32(b)
-		for i := 0; i < 8; i++ {
-			crc = crc>>1 ^ Poly&-(crc&1)
-		}
-	}
-	return crc
-}
+// Raw is the CRC register after feeding data to it (no initial value, no final inversion):
+// hash/crc32's IEEE update with its built-in inversions undone. data is byte 0 first, each byte
+// LSB first.
+func Raw(crc uint32, data []byte) uint32 { return ^crc32.Update(^crc, crc32.IEEETable, data) }
 
 // Equations is the parallel update for one data width: bit i of the next register is the XOR
 // of the register bits State[i] and the data bits Data[i].
@@ -49,7 +40,7 @@ func Generate(width int) (*Equations, error) {
 	e := &Equations{Width: width}
 	zero := make([]byte, width/8)
 	for j := 0; j < 32; j++ {
-		col := Serial(1<<j, zero)
+		col := Raw(1<<j, zero)
 		for i := 0; i < 32; i++ {
 			if col>>i&1 == 1 {
 				e.State[i] = append(e.State[i], j)
@@ -60,7 +51,7 @@ func Generate(width int) (*Equations, error) {
 	for k := 0; k < width; k++ {
 		clear(buf)
 		buf[k/8] = 1 << (k % 8)
-		col := Serial(0, buf)
+		col := Raw(0, buf)
 		for i := 0; i < 32; i++ {
 			if col>>i&1 == 1 {
 				e.Data[i] = append(e.Data[i], k)
