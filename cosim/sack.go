@@ -199,16 +199,7 @@ func BuildSackModel(ctx context.Context, opt Options, trace bool) (*verilator.Li
 	if err != nil {
 		return nil, nil, err
 	}
-	srcs, err := u.Sources()
-	if err != nil {
-		return nil, nil, err
-	}
-	if opt.Mutate != nil {
-		if err := opt.Mutate(srcs); err != nil {
-			return nil, nil, fmt.Errorf("cosim: mutate sources: %w", err)
-		}
-	}
-	d, err := gen.Build(hdlsack.Top, srcs, opt.Stamp)
+	d, err := u.Design(opt.Stamp, opt.Mutate)
 	if err != nil {
 		return nil, nil, err
 	}

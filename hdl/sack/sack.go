@@ -84,7 +84,7 @@ func New(c config.Config) (*Unit, error) {
 	p := goldensack.ParamsFrom(c)
 	u := &Unit{Cfg: c, P: p, W: p.Width, PW: p.PSNBits, CW: p.ConnBits, AW: p.PathBits,
 		IdxW: p.IndexBits, Depth: p.TableDepth, AckEveryN: c.AckPolicy.EveryN, AckMode: c.AckPolicy.Mode}
-	u.IW = log2(u.W)
+	u.IW = c.Derived().SackIndexWidth
 	u.CntW = u.IW + 1
 	u.SlotHiW = u.IW / 2
 	u.SlotLoW = u.IW - u.SlotHiW
@@ -126,16 +126,23 @@ func planRotate(levels, every int) RotatePlan {
 	return p
 }
 
-func log2(n int) int {
-	k := 0
-	for 1<<k < n {
-		k++
-	}
-	return k
-}
-
 // Top is the name of the unit's top module.
 const Top = "sack_unit"
+
+// Design renders the unit: its sources, rewritten by mutate when it is not nil (fault-injection
+// tests break a template on purpose), through gen.Build.
+func (u *Unit) Design(st gen.Stamp, mutate func([]gen.Source) error) (*gen.Design, error) {
+	srcs, err := u.Sources()
+	if err != nil {
+		return nil, err
+	}
+	if mutate != nil {
+		if err := mutate(srcs); err != nil {
+			return nil, fmt.Errorf("sack: mutate sources: %w", err)
+		}
+	}
+	return gen.Build(Top, srcs, st)
+}
 
 // Sources returns every module of the unit, leaves first, ready for gen.Build.
 func (u *Unit) Sources() ([]gen.Source, error) {

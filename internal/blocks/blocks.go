@@ -10,25 +10,38 @@ import (
 
 	"github.com/mrgen/mrgen/config"
 	"github.com/mrgen/mrgen/gen"
+	"github.com/mrgen/mrgen/hdl"
 	"github.com/mrgen/mrgen/hdl/sack"
 )
 
 // Block is one generatable block.
 type Block struct {
 	Name string
-	// Sources returns the block's modules (leaves first) and the top module's name.
-	Sources func(c config.Config) (srcs []gen.Source, top string, err error)
+	// Design renders the block for a configuration; mutate, when not nil, rewrites its sources
+	// first (fault-injection tests).
+	Design func(c config.Config, st gen.Stamp, mutate func([]gen.Source) error) (*gen.Design, error)
+	// SynthUnits are the modules `mrgen synth` places and routes one by one, and the top.
+	SynthUnits func(c config.Config) (units []*hdl.Module, top *hdl.Module, err error)
 }
 
 var registry = map[string]Block{
-	"sack": {Name: "sack", Sources: func(c config.Config) ([]gen.Source, string, error) {
-		u, err := sack.New(c)
-		if err != nil {
-			return nil, "", err
-		}
-		srcs, err := u.Sources()
-		return srcs, sack.Top, err
-	}},
+	"sack": {
+		Name: "sack",
+		Design: func(c config.Config, st gen.Stamp, mutate func([]gen.Source) error) (*gen.Design, error) {
+			u, err := sack.New(c)
+			if err != nil {
+				return nil, err
+			}
+			return u.Design(st, mutate)
+		},
+		SynthUnits: func(c config.Config) ([]*hdl.Module, *hdl.Module, error) {
+			u, err := sack.New(c)
+			if err != nil {
+				return nil, nil, err
+			}
+			return []*hdl.Module{u.RxModule(), u.TxModule()}, u.UnitModule(), nil
+		},
+	},
 }
 
 // Default is the block `mrgen generate` builds when none is named.
@@ -66,16 +79,7 @@ func Generate(name string, c config.Config, st gen.Stamp, mutate func([]gen.Sour
 	if err != nil {
 		return nil, err
 	}
-	srcs, top, err := b.Sources(c)
-	if err != nil {
-		return nil, fmt.Errorf("block %s: %w", name, err)
-	}
-	if mutate != nil {
-		if err := mutate(srcs); err != nil {
-			return nil, fmt.Errorf("block %s: mutate: %w", name, err)
-		}
-	}
-	d, err := gen.Build(top, srcs, st)
+	d, err := b.Design(c, st, mutate)
 	if err != nil {
 		return nil, fmt.Errorf("block %s: %w", name, err)
 	}

@@ -18,26 +18,17 @@ func newGenerateCmd(g *globals) *cobra.Command {
 		Short: "Render the configuration's RTL, filelist, FuseSoC core and manifest into --out",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := g.loadConfig()
+			d, _, cleanup, err := generateInto(g, block, out)
 			if err != nil {
 				return err
 			}
-			if _, err := blocks.Lookup(block); err != nil {
-				return &usageError{err}
-			}
-			d, err := blocks.Generate(block, c, blocks.Stamp(Version, g.configPath, c), nil)
-			if err != nil {
-				return err
-			}
-			if err := d.Write(out); err != nil {
-				return err
-			}
+			defer cleanup()
 			if g.json {
 				files := make([]string, len(d.Files))
 				for i, f := range d.Files {
 					files[i] = filepath.Join(out, f.Path)
 				}
-				return g.emitJSON(map[string]any{"block": block, "top": d.Top, "out": out, "config_hash": c.Hash(), "files": files})
+				return g.emitJSON(map[string]any{"block": block, "top": d.Top, "out": out, "config_hash": d.Stamp.ConfigHash, "files": files})
 			}
 			fmt.Fprintf(g.stdout, "generated %s (top %s, %d modules) into %s\n", block, d.Top, len(d.Modules), out)
 			return nil

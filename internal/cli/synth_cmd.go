@@ -11,7 +11,7 @@ import (
 
 	"github.com/mrgen/mrgen/fpga"
 	"github.com/mrgen/mrgen/hdl"
-	"github.com/mrgen/mrgen/hdl/sack"
+	"github.com/mrgen/mrgen/internal/blocks"
 )
 
 func init() { extraCommands = append(extraCommands, newSynthCmd) }
@@ -27,7 +27,7 @@ type synthReport struct {
 }
 
 func newSynthCmd(g *globals) *cobra.Command {
-	var board, out string
+	var board, out, block string
 	var seed int
 	var blocksOnly bool
 	cmd := &cobra.Command{
@@ -43,12 +43,16 @@ func newSynthCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			d, dir, cleanup, err := generateInto(g, "sack", filepath.Join(out, "rtl-src"))
+			blk, err := blocks.Lookup(block)
+			if err != nil {
+				return &usageError{err}
+			}
+			d, dir, cleanup, err := generateInto(g, block, filepath.Join(out, "rtl-src"))
 			if err != nil {
 				return err
 			}
 			defer cleanup()
-			u, err := sack.New(c)
+			units, top, err := blk.SynthUnits(c)
 			if err != nil {
 				return err
 			}
@@ -58,13 +62,18 @@ func newSynthCmd(g *globals) *cobra.Command {
 			}
 			rep := synthReport{Board: b.Name, Device: b.Device}
 			files := d.RTLFiles(dir)
-			for _, m := range []struct {
+			type target struct {
 				mod   *hdl.Module
 				isTop bool
-			}{{u.RxModule(), false}, {u.TxModule(), false}, {u.UnitModule(), true}} {
-				if m.isTop && blocksOnly {
-					continue
-				}
+			}
+			var targets []target
+			for _, m := range units {
+				targets = append(targets, target{m, false})
+			}
+			if !blocksOnly {
+				targets = append(targets, target{top, true})
+			}
+			for _, m := range targets {
 				fmt.Fprintf(g.stderr, "synth %s on %s ...\n", m.mod.Name, b.Name)
 				r, err := fpga.Synth(context.Background(), fpga.SynthRequest{Board: b.Name, Module: m.mod, Files: files,
 					TargetMHz: c.TargetClockMHz, WorkDir: filepath.Join(out, m.mod.Name), Seed: seed,
@@ -96,7 +105,7 @@ func newSynthCmd(g *globals) *cobra.Command {
 				fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%.1f\t%d\t%s\n", r.Top, r.LUTs, r.FFs, r.RAMs, r.FmaxMHz, r.TargetMHz, r.CriticalPath)
 			}
 			if rep.TopError != "" {
-				fmt.Fprintf(w, "%s\t-\t-\t-\t-\t-\t%s\n", sack.Top, oneLine(rep.TopError))
+				fmt.Fprintf(w, "%s\t-\t-\t-\t-\t-\t%s\n", top.Name, oneLine(rep.TopError))
 			}
 			return w.Flush()
 		},
@@ -105,6 +114,7 @@ func newSynthCmd(g *globals) *cobra.Command {
 	f.StringVar(&board, "board", "ice40-hx8k", "board: "+fmt.Sprint(fpga.BoardNames()))
 	f.StringVar(&out, "out", filepath.Join("out", "synth"), "work directory for netlists, reports and logs")
 	f.IntVar(&seed, "seed", 1, "nextpnr placement seed")
-	f.BoolVar(&blocksOnly, "blocks-only", false, "skip the top (both sides together)")
+	f.BoolVar(&blocksOnly, "blocks-only", false, "skip the top (all units together)")
+	f.StringVar(&block, "block", blocks.Default, "block to synthesize")
 	return cmd
 }
