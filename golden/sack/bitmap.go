@@ -122,15 +122,30 @@ func (b Bitmap) AndNot(o Bitmap) {
 }
 
 // ClearFrom clears bits i ≥ k.
-func (b Bitmap) ClearFrom(k int) {
-	for i := k; i < b.n; i++ {
-		if i&63 == 0 {
-			for j := i >> 6; j < len(b.w); j++ {
-				b.w[j] = 0
-			}
-			return
-		}
-		b.w[i>>6] &^= 1 << (uint(i) & 63)
+func (b Bitmap) ClearFrom(k int) { b.clearRange(k, b.n) }
+
+// ClearBelow clears bits i < k.
+func (b Bitmap) ClearBelow(k int) { b.clearRange(0, k) }
+
+// clearRange clears bits lo ≤ i < hi (clipped to the bitmap).
+func (b Bitmap) clearRange(lo, hi int) {
+	lo, hi = max(lo, 0), min(hi, b.n)
+	for i := lo; i < hi; {
+		w, bit := i>>6, uint(i&63)
+		n := min(64-int(bit), hi-i)
+		mask := ^uint64(0) >> (64 - uint(n)) << bit
+		b.w[w] &^= mask
+		i += n
+	}
+}
+
+// Invert flips every bit of the bitmap (bits above Len() stay clear).
+func (b Bitmap) Invert() {
+	for i := range b.w {
+		b.w[i] = ^b.w[i]
+	}
+	if r := b.n % 64; r != 0 {
+		b.w[len(b.w)-1] &= 1<<uint(r) - 1
 	}
 }
 
@@ -151,9 +166,7 @@ func (b Bitmap) Equal(o Bitmap) bool {
 // of the Verilated model's ports.
 func (b Bitmap) Words32() []uint32 {
 	out := make([]uint32, (b.n+31)/32)
-	for i := range out {
-		out[i] = uint32(b.w[i/2] >> (32 * uint(i%2)))
-	}
+	b.PutWords32(out)
 	return out
 }
 

@@ -17,16 +17,11 @@ const (
 	ClassBeyond    Class = 3
 )
 
+var classNames = [...]string{ClassNew: "new", ClassDuplicate: "duplicate", ClassOld: "old", ClassBeyond: "beyond"}
+
 func (c Class) String() string {
-	switch c {
-	case ClassNew:
-		return "new"
-	case ClassDuplicate:
-		return "duplicate"
-	case ClassOld:
-		return "old"
-	case ClassBeyond:
-		return "beyond"
+	if int(c) < len(classNames) {
+		return classNames[c]
 	}
 	return "invalid"
 }
@@ -155,15 +150,7 @@ func (r *Receiver) ackDue(e *rxEntry, res RxResult, ackReq bool) bool {
 }
 
 func (r *Receiver) count(c Class) {
-	m := r.p.counterMask()
-	switch c {
-	case ClassNew:
-		r.Counters.New = (r.Counters.New + 1) & m
-	case ClassDuplicate:
-		r.Counters.Duplicate = (r.Counters.Duplicate + 1) & m
-	case ClassOld:
-		r.Counters.Old = (r.Counters.Old + 1) & m
-	case ClassBeyond:
-		r.Counters.Beyond = (r.Counters.Beyond + 1) & m
-	}
+	counter := [...]*uint64{ClassNew: &r.Counters.New, ClassDuplicate: &r.Counters.Duplicate,
+		ClassOld: &r.Counters.Old, ClassBeyond: &r.Counters.Beyond}[c]
+	*counter = (*counter + 1) & r.p.counterMask()
 }

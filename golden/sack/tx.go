@@ -13,16 +13,11 @@ const (
 	AckInvalid   AckStatus = 3
 )
 
+var statusNames = [...]string{AckAccepted: "accepted", AckDuplicate: "duplicate", AckStale: "stale", AckInvalid: "invalid"}
+
 func (s AckStatus) String() string {
-	switch s {
-	case AckAccepted:
-		return "accepted"
-	case AckDuplicate:
-		return "duplicate"
-	case AckStale:
-		return "stale"
-	case AckInvalid:
-		return "invalid"
+	if int(s) < len(statusNames) {
+		return statusNames[s]
 	}
 	return "unknown"
 }
@@ -127,13 +122,9 @@ func (t *Sender) Ack(index int, cum uint32, bitmap Bitmap) AckResult {
 	if h > 0 && uint32(h) > start {
 		// Lost: every PSN in [cum+start, cum+h) whose bit is clear.
 		res.Lost.Or(bitmap)
-		for i := range res.Lost.w {
-			res.Lost.w[i] = ^res.Lost.w[i]
-		}
+		res.Lost.Invert()
 		res.Lost.ClearFrom(h)
-		for i := 0; i < int(start); i++ {
-			res.Lost.w[i>>6] &^= 1 << (uint(i) & 63)
-		}
+		res.Lost.ClearBelow(int(start))
 	}
 	// hwm' = the serial maximum of hwm, cum-1 and the highest SACKed PSN.
 	floor := t.s.Add(cum, t.s.Mask())
@@ -151,15 +142,7 @@ func (t *Sender) Ack(index int, cum uint32, bitmap Bitmap) AckResult {
 }
 
 func (t *Sender) countStatus(s AckStatus) {
-	m := t.p.counterMask()
-	switch s {
-	case AckAccepted:
-		t.Counters.Accepted = (t.Counters.Accepted + 1) & m
-	case AckDuplicate:
-		t.Counters.Duplicate = (t.Counters.Duplicate + 1) & m
-	case AckStale:
-		t.Counters.Stale = (t.Counters.Stale + 1) & m
-	case AckInvalid:
-		t.Counters.Invalid = (t.Counters.Invalid + 1) & m
-	}
+	counter := [...]*uint64{AckAccepted: &t.Counters.Accepted, AckDuplicate: &t.Counters.Duplicate,
+		AckStale: &t.Counters.Stale, AckInvalid: &t.Counters.Invalid}[s]
+	*counter = (*counter + 1) & t.p.counterMask()
 }
