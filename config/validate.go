@@ -189,6 +189,31 @@ func (c Config) Derived() Derived {
 	}
 }
 
+// PathTable is the layout every per-(connection, path) table shares, in golden models and RTL
+// alike: the entry of (conn, path) is {conn, path}, the connection id in the high bits.
+type PathTable struct {
+	Connections, Paths int // entries in use: conn < Connections, path < Paths
+	PathBits           int // path_id_width
+}
+
+// PathTable returns the configuration's per-path table layout.
+func (c Config) PathTable() PathTable {
+	return PathTable{Connections: c.Connections, Paths: c.PathsPerConnection, PathBits: c.Derived().PathIDWidth}
+}
+
+// Index is the table index of (conn, path).
+func (t PathTable) Index(conn, path int) (int, error) {
+	if conn < 0 || path < 0 || conn >= t.Connections || path >= t.Paths {
+		return 0, fmt.Errorf("connection %d path %d outside %d connections × %d paths", conn, path, t.Connections, t.Paths)
+	}
+	return conn<<t.PathBits | path, nil
+}
+
+// Split is the inverse of Index.
+func (t PathTable) Split(index int) (conn, path int) {
+	return index >> t.PathBits, index & (1<<t.PathBits - 1)
+}
+
 // clog2 is the number of bits needed to index n items, at least 1.
 func clog2(n int) int {
 	if n <= 2 {

@@ -73,7 +73,8 @@ func newSackTraffic(p sack.Params, k sackKnobs, connections, paths int, seed uin
 }
 
 func (t *sackTraffic) split(idx int) (uint32, uint32) {
-	return uint32(idx >> t.p.PathBits), uint32(idx & (1<<t.p.PathBits - 1))
+	conn, path := t.p.Table.Split(idx)
+	return uint32(conn), uint32(path)
 }
 
 // setup (re)initialises every active path: a first PSN (near the wrap point when asked), and

@@ -60,6 +60,7 @@ type Params struct {
 	TableDepth  int
 	IndexBits   int
 	CounterBits int // width of the global event counters (they wrap)
+	Table       config.PathTable
 }
 
 // ParamsFrom derives Params from a validated configuration.
@@ -75,15 +76,17 @@ func ParamsFrom(c config.Config) Params {
 		TableDepth:  d.PathTableDepth,
 		IndexBits:   d.PathTableAddrWidth,
 		CounterBits: 32,
+		Table:       c.PathTable(),
 	}
 }
 
 // Index is the table index of (conn, path): {conn, path}.
 func (p Params) Index(conn, path uint32) (int, error) {
-	if conn >= 1<<p.ConnBits || path >= 1<<p.PathBits {
-		return 0, fmt.Errorf("sack: connection %d path %d outside the %d-bit/%d-bit index", conn, path, p.ConnBits, p.PathBits)
+	i, err := p.Table.Index(int(conn), int(path))
+	if err != nil {
+		return 0, fmt.Errorf("sack: %w", err)
 	}
-	return int(conn<<p.PathBits | path), nil
+	return i, nil
 }
 
 func (p Params) space() psn.Space { return psn.MustSpace(p.PSNBits) }

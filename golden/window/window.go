@@ -251,10 +251,11 @@ func ParamsFrom(c config.Config) Params {
 
 // Index is the path-table index of (conn, path): {conn, path}.
 func (p Params) Index(conn, path int) (int, error) {
-	if conn < 0 || path < 0 || conn >= p.Conns || path >= p.Paths {
-		return 0, fmt.Errorf("window: connection %d path %d outside %d connections × %d paths", conn, path, p.Conns, p.Paths)
+	i, err := config.PathTable{Connections: p.Conns, Paths: p.Paths, PathBits: p.PathBits}.Index(conn, path)
+	if err != nil {
+		return 0, fmt.Errorf("window: %w", err)
 	}
-	return conn<<p.PathBits | path, nil
+	return i, nil
 }
 
 func (p Params) index(conn, path int) int {
