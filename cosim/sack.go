@@ -1,81 +1,19 @@
-// Package cosim runs generated RTL under Verilator in lockstep with its golden unit and
-// compares every output on every cycle it is valid. The first divergence stops the run and is
-// reported with the transaction number, the cycle, a field-by-field cmp.Diff and, on request,
-// a VCD of the cycles around it.
+// The SACK unit driver: sack_unit (rx and tx sides) against golden/sack.
+
 package cosim
 
 import (
 	"context"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"os"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mrgen/mrgen/config"
-	"github.com/mrgen/mrgen/gen"
 	"github.com/mrgen/mrgen/golden/sack"
 	hdlsack "github.com/mrgen/mrgen/hdl/sack"
 	"github.com/mrgen/mrgen/verilator"
 )
-
-// Options configure one co-simulation run.
-type Options struct {
-	Config   config.Config
-	Scenario string
-	Seed     uint64
-	Packets  int // data packets through the receive side
-	// Mutate, when set, rewrites the block's sources before rendering (fault-injection tests).
-	Mutate func([]gen.Source) error
-	// Stamp is written into the generated files' banners.
-	Stamp gen.Stamp
-	// VCD, when not empty, is where a window of cycles around a mismatch is dumped.
-	VCD string
-	// CacheDir for Verilated models ("" = default).
-	CacheDir string
-	// Log receives build output and progress; nil discards.
-	Log io.Writer
-	// Progress, when set, is called about every 2^16 cycles with packets done.
-	Progress func(done, total int)
-}
-
-// Result is the JSON contract of `mrgen cosim` (DESIGN.md).
-type Result struct {
-	Block            string         `json:"block"`
-	Scenario         string         `json:"scenario"`
-	Seed             uint64         `json:"seed"`
-	ConfigHash       string         `json:"config_hash"`
-	Packets          int            `json:"packets"`
-	Acks             int            `json:"acks"`
-	Compared         int            `json:"compared"`
-	Mismatches       int            `json:"mismatches"`
-	Drops            map[string]int `json:"drops"`
-	Resets           int            `json:"resets"`
-	RTLCycles        uint64         `json:"rtl_cycles"`
-	DeclaredLatency  map[string]int `json:"declared_latency"`
-	MinLatency       map[string]int `json:"min_latency"`
-	MaxLatency       map[string]int `json:"max_latency"`
-	WallSeconds      float64        `json:"wall_seconds"`
-	PacketsPerSecond float64        `json:"packets_per_second"`
-	ModelCached      bool           `json:"model_cached"`
-	Mismatch         *Mismatch      `json:"mismatch,omitempty"`
-}
-
-// Mismatch is the first divergence between RTL and golden model.
-type Mismatch struct {
-	Stream      string `json:"stream"`      // rx or tx (or counters)
-	Transaction int    `json:"transaction"` // output number on that stream, from 0
-	Cycle       uint64 `json:"cycle"`
-	Input       string `json:"input"` // the operation that produced the output
-	Diff        string `json:"diff"`  // cmp.Diff(golden, rtl)
-	VCD         string `json:"vcd,omitempty"`
-}
-
-func (m *Mismatch) Error() string {
-	return fmt.Sprintf("cosim mismatch on %s output %d at cycle %d (input %s); -golden +rtl:\n%s", m.Stream, m.Transaction, m.Cycle, m.Input, m.Diff)
-}
 
 // rxOut is everything sack_rx says about one data packet.
 type rxOut struct {
@@ -121,31 +59,6 @@ type txOut struct {
 }
 
 var bitmapEqual = cmp.Comparer(func(a, b sack.Bitmap) bool { return a.Equal(b) })
-
-type expected[T any] struct {
-	out   T
-	cycle uint64       // cycle the input was accepted
-	input fmt.Stringer // the operation, rendered only for a mismatch report
-}
-
-// fifo is a simple queue of expected outputs.
-type fifo[T any] struct {
-	items []T
-	head  int
-}
-
-func (f *fifo[T]) push(v T) { f.items = append(f.items, v) }
-func (f *fifo[T]) len() int { return len(f.items) - f.head }
-func (f *fifo[T]) pop() T {
-	v := f.items[f.head]
-	f.head++
-	if f.head > 4096 && f.head*2 > len(f.items) {
-		f.items = append(f.items[:0], f.items[f.head:]...)
-		f.head = 0
-	}
-	return v
-}
-func (f *fifo[T]) clear() { f.items, f.head = f.items[:0], 0 }
 
 // sackPorts are the layout fields of sack_unit the driver touches every cycle.
 type sackPorts struct {
@@ -203,21 +116,9 @@ func BuildSackModel(ctx context.Context, opt Options, trace bool) (*verilator.Li
 	if err != nil {
 		return nil, nil, err
 	}
-	dir, err := os.MkdirTemp("", "mrgen-cosim-")
+	lib, err := BuildModel(ctx, opt, d, u.UnitModule(), trace)
 	if err != nil {
-		return nil, nil, fmt.Errorf("cosim: temp dir: %w", err)
-	}
-	defer os.RemoveAll(dir)
-	if err := d.Write(dir); err != nil {
 		return nil, nil, err
-	}
-	log := opt.Log
-	if log == nil {
-		log = io.Discard
-	}
-	lib, err := verilator.Compile(ctx, verilator.Build{Module: u.UnitModule(), Files: d.RTLFiles(dir), Trace: trace, CacheDir: opt.CacheDir}, log)
-	if err != nil {
-		return nil, nil, fmt.Errorf("cosim: build sack model: %w", err)
 	}
 	return lib, u, nil
 }
@@ -241,10 +142,7 @@ func RunSack(ctx context.Context, opt Options) (*Result, error) {
 		return nil, err
 	}
 	res.ModelCached = lib.Cached
-	res.WallSeconds = time.Since(start).Seconds()
-	if res.WallSeconds > 0 {
-		res.PacketsPerSecond = float64(res.Packets) / res.WallSeconds
-	}
+	res.Timing(time.Since(start).Seconds())
 	if mm != nil {
 		res.Mismatches = 1
 		res.Mismatch = mm

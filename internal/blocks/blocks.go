@@ -4,14 +4,15 @@
 package blocks
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/mrgen/mrgen/config"
+	"github.com/mrgen/mrgen/cosim"
 	"github.com/mrgen/mrgen/gen"
 	"github.com/mrgen/mrgen/hdl"
-	"github.com/mrgen/mrgen/hdl/sack"
 )
 
 // Block is one generatable block.
@@ -22,26 +23,20 @@ type Block struct {
 	Design func(c config.Config, st gen.Stamp, mutate func([]gen.Source) error) (*gen.Design, error)
 	// SynthUnits are the modules `mrgen synth` places and routes one by one, and the top.
 	SynthUnits func(c config.Config) (units []*hdl.Module, top *hdl.Module, err error)
+	// Cosim runs the block's RTL in lockstep with its golden unit (`mrgen cosim --block`).
+	Cosim func(ctx context.Context, opt cosim.Options) (*cosim.Result, error)
+	// Scenarios lists the stimulus scenarios Cosim accepts.
+	Scenarios func() []string
 }
 
-var registry = map[string]Block{
-	"sack": {
-		Name: "sack",
-		Design: func(c config.Config, st gen.Stamp, mutate func([]gen.Source) error) (*gen.Design, error) {
-			u, err := sack.New(c)
-			if err != nil {
-				return nil, err
-			}
-			return u.Design(st, mutate)
-		},
-		SynthUnits: func(c config.Config) ([]*hdl.Module, *hdl.Module, error) {
-			u, err := sack.New(c)
-			if err != nil {
-				return nil, nil, err
-			}
-			return []*hdl.Module{u.RxModule(), u.TxModule()}, u.UnitModule(), nil
-		},
-	},
+var registry = map[string]Block{}
+
+// register adds a block; each block's file calls it from init.
+func register(b Block) {
+	if _, dup := registry[b.Name]; dup {
+		panic("blocks: " + b.Name + " registered twice")
+	}
+	registry[b.Name] = b
 }
 
 // Default is the block `mrgen generate` builds when none is named.

@@ -30,19 +30,19 @@ func newCosimCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cosim",
 		Short: "Co-simulate a block's RTL under Verilator against its golden model",
-		Long: "Runs the block's generated RTL in lockstep with its golden unit and compares every output.\n" +
-			"Scenarios (sack): " + strings.Join(cosim.SackScenarios(), ", "),
-		Args: noArgs,
+		Long:  "Runs the block's generated RTL in lockstep with its golden unit and compares every output.\n" + cosimScenarioHelp(),
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := g.loadConfig()
 			if err != nil {
 				return err
 			}
-			if block != "sack" {
-				if _, err := blocks.Lookup(block); err != nil {
-					return &usageError{err}
-				}
-				return &usageError{fmt.Errorf("cosim of block %q is not available yet; available: sack", block)}
+			blk, err := blocks.Lookup(block)
+			if err != nil {
+				return &usageError{err}
+			}
+			if !contains(blk.Scenarios(), scenario) {
+				return &usageError{fmt.Errorf("unknown %s scenario %q; scenarios: %s", block, scenario, strings.Join(blk.Scenarios(), ", "))}
 			}
 			if packets <= 0 {
 				return &usageError{fmt.Errorf("--packets must be positive, got %d", packets)}
@@ -55,11 +55,8 @@ func newCosimCmd(g *globals) *cobra.Command {
 				opt.Log = g.stderr
 			}
 			opt.Progress = progressBar(g, "cosim "+block+"/"+scenario)
-			res, err := cosim.RunSack(ctx, opt)
+			res, err := blk.Cosim(ctx, opt)
 			if err != nil {
-				if strings.Contains(err.Error(), "unknown sack scenario") {
-					return &usageError{err}
-				}
 				return err
 			}
 			if g.json {
@@ -113,14 +110,14 @@ func printCosim(g *globals, r *cosim.Result) {
 	w := g.stdout
 	fmt.Fprintf(w, "cosim %s, scenario %s, seed %d\n", r.Block, r.Scenario, r.Seed)
 	fmt.Fprintf(w, "  packets %d, acks %d, outputs compared %d, mismatches %d, resets %d\n", r.Packets, r.Acks, r.Compared, r.Mismatches, r.Resets)
-	fmt.Fprintf(w, "  rtl cycles %d, latency rx %d (declared %d), tx %d (declared %d)\n", r.RTLCycles,
-		r.MinLatency["rx"], r.DeclaredLatency["rx"], r.MinLatency["tx"], r.DeclaredLatency["tx"])
-	keys := make([]string, 0, len(r.Drops))
-	for k := range r.Drops {
-		keys = append(keys, k)
+	fmt.Fprintf(w, "  rtl cycles %d\n", r.RTLCycles)
+	for _, k := range sortedKeys(r.DeclaredLatency) {
+		fmt.Fprintf(w, "  latency %s %d..%d (declared %d)\n", k, r.MinLatency[k], r.MaxLatency[k], r.DeclaredLatency[k])
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range sortedKeys(r.Counts) {
+		fmt.Fprintf(w, "  %-24s %d\n", k, r.Counts[k])
+	}
+	for _, k := range sortedKeys(r.Drops) {
 		fmt.Fprintf(w, "  dropped %-16s %d\n", k, r.Drops[k])
 	}
 	fmt.Fprintf(w, "  %.2f s wall, %.0f packets/s (model %s)\n", r.WallSeconds, r.PacketsPerSecond, map[bool]string{true: "cached", false: "built"}[r.ModelCached])
@@ -130,4 +127,35 @@ func printCosim(g *globals, r *cosim.Result) {
 			fmt.Fprintf(w, "  VCD of the cycles around it: %s\n", r.Mismatch.VCD)
 		}
 	}
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// cosimScenarioHelp lists every block's scenarios for the command's help text.
+func cosimScenarioHelp() string {
+	var b strings.Builder
+	for _, n := range blocks.Names() {
+		blk, err := blocks.Lookup(n)
+		if err != nil || blk.Scenarios == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "Scenarios (%s): %s\n", n, strings.Join(blk.Scenarios(), ", "))
+	}
+	return b.String()
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
 }
