@@ -1,0 +1,177 @@
+// Package traffic is what the transport experiments share between protocols: the messages an
+// application posts, the deterministic bytes each message carries, the ledger that verifies
+// every delivered message byte for byte against what its sender wrote, and the per-packet
+// bookkeeping that tells a spurious retransmission (the earlier copy had reached the receiver)
+// from a needed one. MetaRoCE (golden/transport) and the RoCEv2 baseline (golden/baseline)
+// report through the same ledger, so their figures come from one run and one definition.
+package traffic
+
+import (
+	"fmt"
+
+	"github.com/mrgen/mrgen/golden/fabric"
+	"github.com/mrgen/mrgen/golden/wire"
+)
+
+// Message is one application message from Src to Dst.
+type Message struct {
+	ID       uint64 // unique in a run, from 1
+	Src, Dst int    // hosts
+	Stream   int    // ordered stream of the (Src, Dst) connection
+	Op       wire.Opcode
+	Len      uint32
+	Posted   fabric.Time // when the application posted it
+	Sent     fabric.Time // sender completion: every packet acknowledged (0: not yet)
+	Received fabric.Time // receiver completion, bytes verified (0: not yet)
+}
+
+// Byte is byte off of message id: a fixed function of both, so that a receiver's memory can be
+// checked without keeping the sender's buffers.
+func Byte(id uint64, off uint32) byte {
+	x := id*0x9E3779B97F4A7C15 + uint64(off/8)*0xBF58476D1CE4E5B9
+	x ^= x >> 31
+	x *= 0x94D049BB133111EB
+	x ^= x >> 29
+	return byte(x >> (8 * (off % 8)))
+}
+
+// Fill writes the bytes [off, off+len(buf)) of message id into buf.
+func Fill(id uint64, off uint32, buf []byte) {
+	for i := range buf {
+		buf[i] = Byte(id, off+uint32(i))
+	}
+}
+
+// Ledger records every message of a run and checks each delivery.
+type Ledger struct {
+	msgs    map[uint64]*Message
+	nextID  uint64
+	arrived map[packetKey]bool
+	Totals  Totals
+}
+
+// Totals are the run-wide counts the experiments report.
+type Totals struct {
+	Messages                uint64 // posted
+	SenderCompleted         uint64
+	ReceiverCompleted       uint64 // delivered and verified
+	BytesPosted             uint64
+	BytesDelivered          uint64 // bytes of verified messages
+	VerifyFailures          uint64
+	FirstFailure            string
+	DataPackets             uint64 // data packets sent, first copies and retransmissions
+	Retransmissions         uint64
+	SpuriousRetransmissions uint64 // retransmissions of a packet whose earlier copy had arrived
+}
+
+type packetKey struct {
+	msg uint64
+	pkt uint32
+}
+
+// NewLedger returns an empty ledger.
+func NewLedger() *Ledger {
+	return &Ledger{msgs: map[uint64]*Message{}, arrived: map[packetKey]bool{}}
+}
+
+// Post registers a new message and returns it with its ID.
+func (l *Ledger) Post(now fabric.Time, src, dst, stream int, op wire.Opcode, n uint32) *Message {
+	l.nextID++
+	m := &Message{ID: l.nextID, Src: src, Dst: dst, Stream: stream, Op: op, Len: n, Posted: now}
+	l.msgs[m.ID] = m
+	l.Totals.Messages++
+	l.Totals.BytesPosted += uint64(n)
+	return m
+}
+
+// Message returns a posted message, or nil.
+func (l *Ledger) Message(id uint64) *Message { return l.msgs[id] }
+
+// Messages returns every posted message in ID order.
+func (l *Ledger) Messages() []*Message {
+	out := make([]*Message, 0, len(l.msgs))
+	for id := uint64(1); id <= l.nextID; id++ {
+		if m := l.msgs[id]; m != nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// SentPacket records a data packet put on the wire: packet pkt of message id, a retransmission
+// or the first copy. A retransmission is spurious when an earlier copy had already arrived.
+func (l *Ledger) SentPacket(id uint64, pkt uint32, retransmission bool) {
+	l.Totals.DataPackets++
+	if !retransmission {
+		return
+	}
+	l.Totals.Retransmissions++
+	if l.arrived[packetKey{id, pkt}] {
+		l.Totals.SpuriousRetransmissions++
+	}
+}
+
+// ArrivedPacket records that a copy of packet pkt of message id reached the receiving NIC
+// (whatever the receiver then did with it).
+func (l *Ledger) ArrivedPacket(id uint64, pkt uint32) { l.arrived[packetKey{id, pkt}] = true }
+
+// SenderDone records the sender's completion of a message.
+func (l *Ledger) SenderDone(now fabric.Time, id uint64) {
+	if m := l.msgs[id]; m != nil && m.Sent == 0 {
+		m.Sent = now
+		l.Totals.SenderCompleted++
+	}
+}
+
+// Delivered checks a message the receiver completed: data must be exactly the message's bytes
+// as read back from the receiver's memory. A mismatch is counted, remembered and returned.
+func (l *Ledger) Delivered(now fabric.Time, id uint64, data []byte) error {
+	m := l.msgs[id]
+	if m == nil {
+		return l.fail(fmt.Errorf("traffic: completion of unknown message %d", id))
+	}
+	if m.Received != 0 {
+		return l.fail(fmt.Errorf("traffic: message %d completed twice", id))
+	}
+	if uint32(len(data)) != m.Len {
+		return l.fail(fmt.Errorf("traffic: message %d (%d->%d stream %d) delivered %d bytes, sent %d", id, m.Src, m.Dst, m.Stream, len(data), m.Len))
+	}
+	for i, b := range data {
+		if want := Byte(id, uint32(i)); b != want {
+			return l.fail(fmt.Errorf("traffic: message %d (%d->%d stream %d) byte %d is %#02x, sent %#02x", id, m.Src, m.Dst, m.Stream, i, b, want))
+		}
+	}
+	m.Received = now
+	l.Totals.ReceiverCompleted++
+	l.Totals.BytesDelivered += uint64(m.Len)
+	return nil
+}
+
+func (l *Ledger) fail(err error) error {
+	l.Totals.VerifyFailures++
+	if l.Totals.FirstFailure == "" {
+		l.Totals.FirstFailure = err.Error()
+	}
+	return err
+}
+
+// Undelivered lists the messages not (yet) verified at their receiver.
+func (l *Ledger) Undelivered() []*Message {
+	var out []*Message
+	for _, m := range l.Messages() {
+		if m.Received == 0 {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Host is one protocol's NIC on one host, as the experiment harness drives it.
+type Host interface {
+	fabric.Endpoint
+	// Submit queues a posted message for sending; the connection to m.Dst is set up on first
+	// use (out of band, instantly, at both ends).
+	Submit(now fabric.Time, m *Message)
+	// Counters are the host's protocol counters by name (retransmissions, timeouts, ...).
+	Counters() map[string]uint64
+}
