@@ -27,17 +27,31 @@ type Message struct {
 
 // Byte is byte off of message id: a fixed function of both, so that a receiver's memory can be
 // checked without keeping the sender's buffers.
-func Byte(id uint64, off uint32) byte {
-	x := id*0x9E3779B97F4A7C15 + uint64(off/8)*0xBF58476D1CE4E5B9
+func Byte(id uint64, off uint32) byte { return byte(word(id, off/8) >> (8 * (off % 8))) }
+
+// word is the 8-byte word w of message id (a splitmix-style hash).
+func word(id uint64, w uint32) uint64 {
+	x := id*0x9E3779B97F4A7C15 + uint64(w)*0xBF58476D1CE4E5B9
 	x ^= x >> 31
 	x *= 0x94D049BB133111EB
 	x ^= x >> 29
-	return byte(x >> (8 * (off % 8)))
+	return x
 }
 
-// Fill writes the bytes [off, off+len(buf)) of message id into buf.
+// Fill writes the bytes [off, off+len(buf)) of message id into buf (Byte, one hash per 8 bytes).
 func Fill(id uint64, off uint32, buf []byte) {
-	for i := range buf {
+	i := 0
+	for i < len(buf) && (off+uint32(i))%8 != 0 {
+		buf[i] = Byte(id, off+uint32(i))
+		i++
+	}
+	for ; i+8 <= len(buf); i += 8 {
+		x := word(id, (off+uint32(i))/8)
+		for k := 0; k < 8; k++ {
+			buf[i+k] = byte(x >> (8 * k))
+		}
+	}
+	for ; i < len(buf); i++ {
 		buf[i] = Byte(id, off+uint32(i))
 	}
 }

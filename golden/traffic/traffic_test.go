@@ -15,9 +15,12 @@ func TestPatternIsDeterministicAndDistinct(t *testing.T) {
 	require.Equal(t, a, b)
 	Fill(8, 0, b)
 	require.NotEqual(t, a, b)
-	part := make([]byte, 100)
-	Fill(7, 1000, part)
-	require.Equal(t, a[1000:1100], part)
+	for _, off := range []uint32{0, 3, 1000, 1001, 4090} {
+		part := make([]byte, 5)
+		Fill(7, off, part)
+		require.Equal(t, a[off:off+5], part, "offset %d", off)
+		require.Equal(t, Byte(7, off), a[off])
+	}
 }
 
 func TestLedgerVerifiesEveryByte(t *testing.T) {
