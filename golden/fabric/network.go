@@ -366,4 +366,3 @@ func (n *Network) enqueue(p *Port, pkt *Packet) {
 
 // String names a port for reports.
 func (p *Port) String() string { return p.Name }
-

@@ -212,7 +212,7 @@ func dropCases() []dropCase {
 		{"NAK with one payload byte", def, nak(), grow(1), false, DropPayloadLengthInvalid},
 		{"empty SEND payload, message of 1 byte", def, emptySend(), put32(body(DataMsgLenOff), 1), true, DropPayloadLengthInvalid},
 		{"reserved flag 0x01 on WRITE", def, write4(), set8(bth(BTHFlagsOff), uint8(FlagFirst|FlagLast|1)), true, DropBadFlags},
-		{"reserved flag 0x08 on SEND", def, midSend(), set8(bth(BTHFlagsOff), 0x08), true, DropBadFlags},
+		{"reserved flag 0x04 on SEND", def, midSend(), set8(bth(BTHFlagsOff), 0x04), true, DropBadFlags},
 		{"ACKREQ on ACK", def, ack(def), set8(bth(BTHFlagsOff), uint8(FlagAckReq)), true, DropBadFlags},
 		{"FIRST on NAK", def, nak(), set8(bth(BTHFlagsOff), uint8(FlagFirst)), true, DropBadFlags},
 		{"NAK code 0", def, nak(), set8(body(NakCodeOff), 0), true, DropUnknownNakCode},

@@ -58,9 +58,14 @@ const (
 	FlagLast   Flags = 0x40 // last packet of the message (Send: offset + payload = message length)
 	FlagAckReq Flags = 0x20 // the receiver should acknowledge this packet at once
 	FlagRetx   Flags = 0x10 // a retransmission (informational: statistics, RTT sample filtering)
+	// FlagPathInit restarts the path's sequence at this packet's PSN: a receiver whose entry for
+	// the path has its cumulative PSN at or before it (serially) re-initialises the entry there
+	// (nothing received, cum = PSN) before classifying the packet. A sender sets it on the first
+	// packet of a path it revives after a failure, whose old PSNs it abandoned.
+	FlagPathInit Flags = 0x08
 
 	// DataFlagsMask is every flag a data packet may set; the rest are reserved.
-	DataFlagsMask = FlagFirst | FlagLast | FlagAckReq | FlagRetx
+	DataFlagsMask = FlagFirst | FlagLast | FlagAckReq | FlagRetx | FlagPathInit
 )
 
 // AllowedFlags is the set of flag bits op may carry.
@@ -79,7 +84,7 @@ func (f Flags) String() string {
 	for _, x := range []struct {
 		bit  Flags
 		name string
-	}{{FlagFirst, "FIRST"}, {FlagLast, "LAST"}, {FlagAckReq, "ACKREQ"}, {FlagRetx, "RETX"}} {
+	}{{FlagFirst, "FIRST"}, {FlagLast, "LAST"}, {FlagAckReq, "ACKREQ"}, {FlagRetx, "RETX"}, {FlagPathInit, "INIT"}} {
 		if f&x.bit != 0 {
 			parts = append(parts, x.name)
 		}

@@ -349,7 +349,7 @@ func TestNames(t *testing.T) {
 	require.Equal(t, "WRITE", OpWrite.String())
 	require.Equal(t, "NAK", OpNak.String())
 	require.Equal(t, "Opcode(0x7f)", Opcode(0x7F).String())
-	require.Equal(t, "FIRST|LAST|ACKREQ|RETX|0x0f", Flags(0xFF).String())
+	require.Equal(t, "FIRST|LAST|ACKREQ|RETX|INIT|0x07", Flags(0xFF).String())
 	require.Equal(t, "0", Flags(0).String())
 	require.Equal(t, "receiver_not_ready", NakReceiverNotReady.String())
 	require.Equal(t, "NakCode(0)", NakCode(0).String())
