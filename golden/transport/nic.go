@@ -72,7 +72,7 @@ type conn struct {
 	lastData fabric.Time
 	active   bool
 	ecn      []uint16
-	owed     []*owedAck // per path: an ACK held back by the policy (nil: none)
+	owed     []*owedAck        // per path: an ACK held back by the policy (nil: none)
 	rxMsg    map[uint64]uint64 // stream<<32|MSN -> message id, for completions
 	rkeyAt   uint32            // rkey of this connection's WRITE region at this host
 }
@@ -174,8 +174,8 @@ func (nic *NIC) Counters() map[string]uint64 {
 	return out
 }
 
-func (nic *NIC) now() fabric.Time  { return nic.nw.net.Sim().Now() }
-func (nic *NIC) nowNS() uint32     { return uint32(nic.now().NS()) }
+func (nic *NIC) now() fabric.Time    { return nic.nw.net.Sim().Now() }
+func (nic *NIC) nowNS() uint32       { return uint32(nic.now().NS()) }
 func (nic *NIC) portOf(path int) int { return path % nic.planes }
 func (nic *NIC) index(c, path int) int {
 	i, _ := nic.nw.sprm.Index(uint32(c), uint32(path))
