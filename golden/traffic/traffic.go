@@ -71,6 +71,7 @@ type Totals struct {
 	ReceiverCompleted       uint64 // delivered and verified
 	BytesPosted             uint64
 	BytesDelivered          uint64 // bytes of verified messages
+	BytesPlaced             uint64 // payload bytes written to receiver memory for the first time
 	VerifyFailures          uint64
 	FirstFailure            string
 	DataPackets             uint64 // data packets sent, first copies and retransmissions
@@ -128,6 +129,10 @@ func (l *Ledger) SentPacket(id uint64, pkt uint32, retransmission bool) {
 // ArrivedPacket records that a copy of packet pkt of message id reached the receiving NIC
 // (whatever the receiver then did with it).
 func (l *Ledger) ArrivedPacket(id uint64, pkt uint32) { l.arrived[packetKey{id, pkt}] = true }
+
+// Placed records n payload bytes written to a receiver's memory for the first time (a
+// duplicate that rewrites bytes already placed is not counted): goodput is measured on it.
+func (l *Ledger) Placed(n int) { l.Totals.BytesPlaced += uint64(n) }
 
 // SenderDone records the sender's completion of a message.
 func (l *Ledger) SenderDone(now fabric.Time, id uint64) {

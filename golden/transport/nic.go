@@ -67,6 +67,7 @@ type conn struct {
 	moved     []*txPkt            // to resend as new packets on healthy paths
 	needInit  []bool
 	inWork    bool
+	blocked   bool // the last SendDecision said no; cleared by the next ACK or timer event
 	sending   bool // has ever sent (scanned by the timer)
 	// Receive side.
 	lastData fabric.Time

@@ -85,8 +85,13 @@ func (nic *NIC) produceOne() bool {
 			continue
 		}
 		nic.workPos++
+		if cn.blocked {
+			continue
+		}
 		d := nic.win.SendDecision(cn.idx, nic.nowNS())
 		if !d.OK {
+			// The window state changes only with an ACK or a timer event of this connection.
+			cn.blocked = true
 			nic.cnt["blocked_"+d.Reason.String()]++
 			continue
 		}
@@ -299,6 +304,7 @@ func (nic *NIC) onAck(w *wire.Packet) {
 			nic.cnt["ecn_echoes"] += uint64(w.Ack.ECNEcho)
 		}
 	}
+	cn.blocked = false
 	if len(cn.moved) > 0 || nic.startable(cn) {
 		nic.addWork(cn)
 	}
@@ -389,6 +395,9 @@ func (nic *NIC) scan() {
 		}
 		for path := 0; path < nic.paths; path++ {
 			x := nic.win.Expire(cn.idx, path, ns)
+			if x.Event != window.EventNone {
+				cn.blocked = false
+			}
 			switch x.Event {
 			case window.EventTimeout, window.EventSuspect:
 				nic.cnt["timeouts"]++
