@@ -78,7 +78,7 @@ type runSpec struct {
 	hints       bool
 	sprayPaths  int // baseline: source ports per QP (1 = as deployed)
 	setup       func(n *fabric.Network) error
-	binWidth    fabric.Time // throughput timeline bin (0: none)
+	binWidth    fabric.Time                                 // throughput timeline bin (0: none)
 	sample      func(now fabric.Time, hosts []traffic.Host) // called every sampleEvery
 	sampleEvery fabric.Time
 }
