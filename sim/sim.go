@@ -160,7 +160,19 @@ func run(proto string, s runSpec) (Figures, error) {
 	sm.At(s.warmup, func() { atWarmup = l.Totals.BytesPlaced })
 	var fig Figures
 	var atEnd uint64
-	sm.At(end, func() { atEnd = l.Totals.BytesPlaced })
+	// Jain's index is over each flow's bytes placed in the second half of the window.
+	perFlowHalf := make([]float64, len(s.flows))
+	sm.At(s.warmup+s.duration/2, func() {
+		for i, f := range s.flows {
+			perFlowHalf[i] = -float64(l.FlowPlaced(f[0], f[1]))
+		}
+	})
+	sm.At(end, func() {
+		atEnd = l.Totals.BytesPlaced
+		for i, f := range s.flows {
+			perFlowHalf[i] += float64(l.FlowPlaced(f[0], f[1]))
+		}
+	})
 	if s.binWidth > 0 {
 		var last uint64
 		var bin func()
@@ -212,7 +224,7 @@ func run(proto string, s runSpec) (Figures, error) {
 	fig.Messages, fig.MessagesVerified, fig.BytesVerified = tot.Messages, tot.ReceiverCompleted, tot.BytesDelivered
 	fig.VerifyFailures, fig.FirstVerifyFailure = tot.VerifyFailures, tot.FirstFailure
 	fig.P99FCTus = p99FCT(l)
-	j := jain(perFlowBytes(l, s, s.warmup+s.duration/2, end))
+	j := jain(perFlowHalf)
 	fig.JainFairness = &j
 	fig.PeakQueueBytes = st.MaxQueueBytes
 	fig.FabricDrops = map[string]uint64{"random_loss": st.LossDrops, "tail_drop": st.TailDrops, "link_down": st.DownDrops, "no_route": st.NoRouteDrops}
@@ -254,19 +266,4 @@ func jain(xs []float64) float64 {
 		return 0
 	}
 	return s * s / (float64(len(xs)) * s2)
-}
-
-// perFlowBytes is each flow's bytes of messages verified in [from, to].
-func perFlowBytes(l *traffic.Ledger, s runSpec, from, to fabric.Time) []float64 {
-	idx := map[[2]int]int{}
-	for i, f := range s.flows {
-		idx[f] = i
-	}
-	out := make([]float64, len(s.flows))
-	for _, m := range l.Messages() {
-		if m.Received >= from && m.Received <= to {
-			out[idx[[2]int{m.Src, m.Dst}]] += float64(m.Len)
-		}
-	}
-	return out
 }

@@ -60,8 +60,9 @@ func Fill(id uint64, off uint32, buf []byte) {
 type Ledger struct {
 	msgs    map[uint64]*Message
 	nextID  uint64
-	arrived map[packetKey]bool
-	Totals  Totals
+	arrived    map[packetKey]bool
+	flowPlaced map[[2]int]uint64
+	Totals     Totals
 }
 
 // Totals are the run-wide counts the experiments report.
@@ -86,7 +87,7 @@ type packetKey struct {
 
 // NewLedger returns an empty ledger.
 func NewLedger() *Ledger {
-	return &Ledger{msgs: map[uint64]*Message{}, arrived: map[packetKey]bool{}}
+	return &Ledger{msgs: map[uint64]*Message{}, arrived: map[packetKey]bool{}, flowPlaced: map[[2]int]uint64{}}
 }
 
 // Post registers a new message and returns it with its ID.
@@ -130,9 +131,18 @@ func (l *Ledger) SentPacket(id uint64, pkt uint32, retransmission bool) {
 // (whatever the receiver then did with it).
 func (l *Ledger) ArrivedPacket(id uint64, pkt uint32) { l.arrived[packetKey{id, pkt}] = true }
 
-// Placed records n payload bytes written to a receiver's memory for the first time (a
-// duplicate that rewrites bytes already placed is not counted): goodput is measured on it.
-func (l *Ledger) Placed(n int) { l.Totals.BytesPlaced += uint64(n) }
+// Placed records n payload bytes of message id written to its receiver's memory for the first
+// time (a duplicate that rewrites bytes already placed is not counted): goodput and per-flow
+// fairness are measured on it.
+func (l *Ledger) Placed(id uint64, n int) {
+	l.Totals.BytesPlaced += uint64(n)
+	if m := l.msgs[id]; m != nil {
+		l.flowPlaced[[2]int{m.Src, m.Dst}] += uint64(n)
+	}
+}
+
+// FlowPlaced is the payload placed so far for the flow from src to dst.
+func (l *Ledger) FlowPlaced(src, dst int) uint64 { return l.flowPlaced[[2]int{src, dst}] }
 
 // SenderDone records the sender's completion of a message.
 func (l *Ledger) SenderDone(now fabric.Time, id uint64) {

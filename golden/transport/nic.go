@@ -43,8 +43,8 @@ type txPkt struct {
 	psn    uint32
 	sacked bool
 	init   bool // carries FlagPathInit
-	retx   bool // has been retransmitted; retxAt is the last send time (ns mod 2^32)
-	retxAt uint32
+	retx   bool   // has been retransmitted
+	sentAt uint32 // when its latest copy left the NIC (ns mod 2^32)
 	queued bool // waiting in the retransmit queue
 	inNIC  bool // a copy waits in a port queue (not on the wire yet)
 	dead   bool // acknowledged or moved: references to it are stale
@@ -63,9 +63,9 @@ type conn struct {
 	streams   []stream
 	rrStream  int
 	recs      []map[uint32]*txPkt // per path, by PSN
-	retxList  [][]*txPkt          // per path: retransmitted packets not yet acknowledged
 	moved     []*txPkt            // to resend as new packets on healthy paths
 	needInit  []bool
+	probed    []bool // the path's tail-loss probe went out since its last ACK
 	inWork    bool
 	blocked   bool // the last SendDecision said no; cleared by the next ACK or timer event
 	sending   bool // has ever sent (scanned by the timer)
@@ -126,8 +126,8 @@ func newNIC(nw *Network, h int) (*NIC, error) {
 	}
 	for i := 0; i < c.Connections; i++ {
 		cn := &conn{idx: i, peer: peerOf(h, i), streams: make([]stream, c.StreamsPerConnection),
-			recs: make([]map[uint32]*txPkt, nic.paths), retxList: make([][]*txPkt, nic.paths),
-			needInit: make([]bool, nic.paths), ecn: make([]uint16, nic.paths), owed: make([]*owedAck, nic.paths), rxMsg: map[uint64]uint64{}}
+			recs: make([]map[uint32]*txPkt, nic.paths),
+			needInit: make([]bool, nic.paths), probed: make([]bool, nic.paths), ecn: make([]uint16, nic.paths), owed: make([]*owedAck, nic.paths), rxMsg: map[uint64]uint64{}}
 		for k := range cn.recs {
 			cn.recs[k] = map[uint32]*txPkt{}
 		}
@@ -223,10 +223,7 @@ func (nic *NIC) Pull(now fabric.Time, port int) *fabric.Packet {
 			fr.w.Send.Timestamp = ts
 		}
 		if fr.rec != nil {
-			fr.rec.inNIC = false
-			if fr.w.BTH.Flags&wire.FlagRetx != 0 {
-				fr.rec.retxAt = ts
-			}
+			fr.rec.inNIC, fr.rec.sentAt = false, ts
 		}
 		nic.fill()
 	}

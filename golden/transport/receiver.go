@@ -45,7 +45,7 @@ func (nic *NIC) onData(p *fabric.Packet, fr *frame) {
 				nic.nw.CorruptDMA(nic.host, pr.DMA)
 			}
 			nic.mem.Apply(pr.DMA)
-			nic.nw.ledger.Placed(len(pr.DMA.Data))
+			nic.nw.ledger.Placed(fr.msgID, len(pr.DMA.Data))
 		}
 		for _, cp := range pr.Completions {
 			nic.complete(cn, cp)

@@ -183,9 +183,6 @@ func (nic *NIC) emit(rec *txPkt, retx bool) {
 	if retx {
 		flags |= wire.FlagRetx | wire.FlagAckReq
 		rec.retx = true
-		if !containsRec(cn.retxList[rec.path], rec) {
-			cn.retxList[rec.path] = append(cn.retxList[rec.path], rec)
-		}
 	}
 	if rec.init {
 		flags |= wire.FlagPathInit
@@ -213,15 +210,6 @@ func (nic *NIC) emit(rec *txPkt, retx bool) {
 	k := nic.portOf(rec.path)
 	rec.inNIC = true
 	nic.dataQ[k] = append(nic.dataQ[k], p)
-}
-
-func containsRec(list []*txPkt, r *txPkt) bool {
-	for _, x := range list {
-		if x == r {
-			return true
-		}
-	}
-	return false
 }
 
 // queueRetx schedules rec for retransmission on its path.
@@ -296,7 +284,8 @@ func (nic *NIC) onAck(w *wire.Packet) {
 		}
 	}
 	if ar.Status == sack.AckAccepted || ar.Status == sack.AckDuplicate {
-		nic.lostAgain(cn, path, w.Ack.TimestampEcho)
+		cn.probed[path] = false
+		nic.lostBefore(cn, path, w.Ack.TimestampEcho)
 		hint := w.Ack.RateHint
 		nic.win.AckUpdate(c, path, window.Ack{CumAdvance: uint16(min(cumAdv, 0xFFFF)), NewlySacked: uint16(min(sacked, 0xFFFF)),
 			ECNEcho: w.Ack.ECNEcho, TimestampEcho: w.Ack.TimestampEcho, RateHint: hint}, nic.nowNS())
@@ -310,22 +299,25 @@ func (nic *NIC) onAck(w *wire.Packet) {
 	}
 }
 
-// lostAgain resends retransmissions that an ACK proves lost again: the ACK was triggered by a
-// packet sent after the retransmission on the same FIFO path, yet the retransmission is still
-// unacknowledged.
-func (nic *NIC) lostAgain(cn *conn, path int, echo uint32) {
-	list := cn.retxList[path][:0]
-	for _, rec := range cn.retxList[path] {
-		if rec.dead || rec.sacked || rec.path != path {
+// lostBefore resends every packet of the path an ACK proves lost by time: the ACK was
+// triggered by a packet sent at echo, the path is FIFO (one 5-tuple, one route), so every
+// packet whose latest copy left before it has arrived or was lost, and this ACK (which covers
+// every PSN from its cumulative point up) does not acknowledge it. This finds the tail losses
+// that leave no SACK gap, and lost retransmissions, one RTT after the fact instead of an RTO.
+func (nic *NIC) lostBefore(cn *conn, path int, echo uint32) {
+	idx := nic.index(cn.idx, path)
+	una, nxt := nic.stx.Una(idx), nic.stx.Nxt(idx)
+	recs := cn.recs[path]
+	for p := una; p != nxt; p = nic.psns.Add(p, 1) {
+		rec := recs[p]
+		if rec == nil || rec.sacked || rec.queued || rec.inNIC {
 			continue
 		}
-		if d := echo - rec.retxAt; d != 0 && d < 1<<31 && !rec.queued && !rec.inNIC {
-			nic.cnt["lost_retransmissions"]++
+		if d := echo - rec.sentAt; d != 0 && d < 1<<31 {
+			nic.cnt["time_losses"]++
 			nic.queueRetx(rec)
 		}
-		list = append(list, rec)
 	}
-	cn.retxList[path] = list
 }
 
 // acked counts one packet of a message as delivered; the message completes at the sender when
@@ -394,6 +386,7 @@ func (nic *NIC) scan() {
 			continue
 		}
 		for path := 0; path < nic.paths; path++ {
+			nic.tailProbe(cn, path, ns)
 			x := nic.win.Expire(cn.idx, path, ns)
 			if x.Event != window.EventNone {
 				cn.blocked = false
@@ -415,7 +408,6 @@ func (nic *NIC) scan() {
 					nic.cnt["moved"]++
 					nic.move(cn, rec)
 				}
-				cn.retxList[path] = nil
 			case window.EventProbe:
 				nic.cnt["paths_probed"]++
 				for _, rec := range nic.sortedRecs(cn, path) {
@@ -436,6 +428,34 @@ func (nic *NIC) scan() {
 		nic.timerOn = false
 	}
 }
+
+// tailProbe resends a path's oldest unacknowledged packet when the path has been silent for
+// two smoothed RTTs plus the ACK delay (at least TailProbeMin) since it left: the ACK the probe
+// draws lets loss-by-send-time repair the tail that no later packet on the path revealed
+// (a path of a slow connection may carry a single packet at a time). One probe per ACK; the
+// window's RTO, which drives the suspect and failed states, is not touched.
+func (nic *NIC) tailProbe(cn *conn, path int, ns uint32) {
+	if cn.probed[path] || len(cn.recs[path]) == 0 {
+		return
+	}
+	e := nic.win.Path(cn.idx, path)
+	if !e.RTTValid || e.State == window.Failed {
+		return
+	}
+	pto := max(2*e.SRTT+uint32(nic.nw.cfg.AckDelay.NS()), uint32(TailProbeMin.NS()))
+	rec := nic.oldest(cn, path)
+	if rec == nil || rec.queued || rec.inNIC {
+		return
+	}
+	if d := ns - rec.sentAt; d < 1<<31 && d > pto {
+		cn.probed[path] = true
+		nic.cnt["tail_probes"]++
+		nic.queueRetx(rec)
+	}
+}
+
+// TailProbeMin is the shortest silence that triggers a tail-loss probe.
+const TailProbeMin = 10 * fabric.Microsecond
 
 func (nic *NIC) hasFailed(cn *conn) bool {
 	for p := 0; p < nic.paths; p++ {

@@ -28,8 +28,15 @@
 //
 //   - SACK: an accepted ACK names exactly the PSNs newly known lost on its path
 //     (golden/sack.Sender); each is resent at once on that path.
-//   - Lost retransmissions: paths are FIFO, so a retransmitted packet still missing in an ACK
-//     triggered by a data packet sent after the retransmission was lost again, and is resent.
+//   - Loss by send time: a path is FIFO (one 5-tuple, one route), so a packet whose latest copy
+//     left before the packet that triggered an ACK, and that the ACK does not acknowledge, was
+//     lost; it is resent. This repairs tail losses (no later packet, so no SACK gap) and lost
+//     retransmissions within one RTT of the next ACK on the path, leaving the RTO for paths that
+//     go silent.
+//   - Tail-loss probe: a path silent for 2·SRTT + AckDelay (at least TailProbeMin) after its
+//     oldest unacknowledged packet left resends that packet once; the ACK it draws lets loss by
+//     send time repair the rest. (A slow connection spread over many paths may have a single
+//     packet on a path, whose loss no SACK gap reveals.)
 //   - RTO (golden/window, checked every TimerScan): the oldest unacknowledged packet of the path
 //     is resent; repeated unmarked timeouts make the path suspect, then failed. On failure every
 //     unacknowledged packet of the path moves to healthy paths and the path's entropy is

@@ -70,6 +70,7 @@ func newSimCmd(g *globals) *cobra.Command {
 	f.IntVar(&o.Planes, "planes", 0, "planes: one plane count (0: sweep 1, 2, 4, 8)")
 	f.IntVar(&o.Incast, "incast", 0, "incast: senders (0: both 8 and 64)")
 	f.StringVar(&o.Fail, "fail", "", "failure: spine or plane")
+	f.IntVar(&o.InitCwnd, "init-cwnd", 0, fmt.Sprintf("initial window per path in packets (0: %d)", sim.DefaultInitCwnd))
 	f.StringVar(&plotPath, "plot", "", "write the scenario's figure to this .svg or .png file")
 	return cmd
 }
