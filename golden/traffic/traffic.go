@@ -58,8 +58,8 @@ func Fill(id uint64, off uint32, buf []byte) {
 
 // Ledger records every message of a run and checks each delivery.
 type Ledger struct {
-	msgs    map[uint64]*Message
-	nextID  uint64
+	msgs       map[uint64]*Message
+	nextID     uint64
 	arrived    map[packetKey]bool
 	flowPlaced map[[2]int]uint64
 	Totals     Totals

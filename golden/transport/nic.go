@@ -42,13 +42,13 @@ type txPkt struct {
 	path   int
 	psn    uint32
 	sacked bool
-	init   bool // carries FlagPathInit
+	init   bool   // carries FlagPathInit
 	retx   bool   // has been retransmitted
 	sentAt uint32 // when its latest copy left the NIC (ns mod 2^32)
-	queued bool // waiting in the retransmit queue
-	inNIC  bool // a copy waits in a port queue (not on the wire yet)
-	dead   bool // acknowledged or moved: references to it are stale
-	nakked bool // refused by the receiver (NAK): its acknowledgement is not progress
+	queued bool   // waiting in the retransmit queue
+	inNIC  bool   // a copy waits in a port queue (not on the wire yet)
+	dead   bool   // acknowledged or moved: references to it are stale
+	nakked bool   // refused by the receiver (NAK): its acknowledgement is not progress
 }
 
 type stream struct {
@@ -126,7 +126,7 @@ func newNIC(nw *Network, h int) (*NIC, error) {
 	}
 	for i := 0; i < c.Connections; i++ {
 		cn := &conn{idx: i, peer: peerOf(h, i), streams: make([]stream, c.StreamsPerConnection),
-			recs: make([]map[uint32]*txPkt, nic.paths),
+			recs:     make([]map[uint32]*txPkt, nic.paths),
 			needInit: make([]bool, nic.paths), probed: make([]bool, nic.paths), ecn: make([]uint16, nic.paths), owed: make([]*owedAck, nic.paths), rxMsg: map[uint64]uint64{}}
 		for k := range cn.recs {
 			cn.recs[k] = map[uint32]*txPkt{}
