@@ -236,7 +236,7 @@ func runIncast(o Options) (*Result, error) {
 	return res, nil
 }
 
-func incastPoint(o Options, n int) (*Result, error) {
+func incastSpec(o Options, n int) (runSpec, fabric.Time) {
 	topo := leafSpine(n+1, 1, o.Seed)
 	topo.HostsPerLeaf = 16
 	var flows [][2]int
@@ -246,53 +246,58 @@ func incastPoint(o Options, n int) (*Result, error) {
 	o.MsgBytes = 256 << 10
 	spec := o.base(topo, flows, o.duration(400))
 	spec.warmup = 0
-	baseRTT := 2*4*(topo.LinkDelay) + 8*fabric.Microsecond/10 // 4 links each way plus serialization
-	linkGbps := topo.HostLinkGbps
+	// Base RTT: four links each way, plus one MTU frame's serialization per hop of the data.
+	baseRTT := 8*topo.LinkDelay + 4*fabric.Time(float64((o.NIC.MTU+100)*8)*1000/topo.HostLinkGbps)
+	return spec, baseRTT
+}
+
+// incastMetaRoCE runs MetaRoCE's N:1 incast and measures convergence: the first time from which
+// the rate every sender's congestion state allows (window or rate cap per SRTT, see
+// allowedRate) stays within 10% of the fair share until the end of the window. The state, not
+// packet counts: at 64:1 a sender's fair share is under one packet per RTT.
+func incastMetaRoCE(o Options, n int, hints bool) (Figures, error) {
+	s, baseRTT := incastSpec(o, n)
+	s.hints = hints
+	fair := s.topo.HostLinkGbps * 1e9 / float64(n)
 	mtuBits := float64(o.NIC.MTU * 8)
-	// The senders' congestion state: the rate their windows and rate cap allow (MetaRoCE).
-	mk := func(hints bool) (Figures, error) {
-		s := spec
-		s.hints = hints
-		fair := linkGbps * 1e9 / float64(n)
-		var converged fabric.Time = -1
-		s.sampleEvery = baseRTT / 4
-		s.sample = func(now fabric.Time, hosts []traffic.Host) {
-			ok := true
-			for _, h := range hosts[1:] {
-				nic := h.(*transport.NIC)
-				r := allowedRate(nic, 0, mtuBits)
-				if math.Abs(r-fair) > 0.1*fair {
-					ok = false
-					break
-				}
-			}
-			switch {
-			case ok && converged < 0:
-				converged = now
-			case !ok:
-				converged = -1
+	var converged fabric.Time = -1
+	s.sampleEvery = baseRTT / 4
+	s.sample = func(now fabric.Time, hosts []traffic.Host) {
+		ok := true
+		for _, h := range hosts[1:] {
+			if r := allowedRate(h.(*transport.NIC), 0, mtuBits); math.Abs(r-fair) > 0.1*fair {
+				ok = false
+				break
 			}
 		}
-		// Per-sender delivered bytes in the second half, for Jain's index.
-		s.setup = nil
-		f, err := run(MetaRoCE, s)
-		if err != nil {
-			return f, err
+		switch {
+		case ok && converged < 0:
+			converged = now
+		case !ok:
+			converged = -1
 		}
-		if converged >= 0 {
-			v := float64(converged) / float64(baseRTT)
-			f.ConvergenceRTTs = &v
-		}
-		return f, nil
 	}
-	on, err := mk(true)
+	f, err := run(MetaRoCE, s)
+	if err != nil {
+		return f, err
+	}
+	if converged >= 0 {
+		v := float64(converged) / float64(baseRTT)
+		f.ConvergenceRTTs = &v
+	}
+	return f, nil
+}
+
+func incastPoint(o Options, n int) (*Result, error) {
+	on, err := incastMetaRoCE(o, n, true)
 	if err != nil {
 		return nil, err
 	}
-	off, err := mk(false)
+	off, err := incastMetaRoCE(o, n, false)
 	if err != nil {
 		return nil, err
 	}
+	spec, baseRTT := incastSpec(o, n)
 	b, err := run(RoCEv2, spec)
 	if err != nil {
 		return nil, err

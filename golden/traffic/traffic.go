@@ -7,6 +7,8 @@
 package traffic
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/mrgen/mrgen/golden/fabric"
@@ -45,11 +47,8 @@ func Fill(id uint64, off uint32, buf []byte) {
 		buf[i] = Byte(id, off+uint32(i))
 		i++
 	}
-	for ; i+8 <= len(buf); i += 8 {
-		x := word(id, (off+uint32(i))/8)
-		for k := 0; k < 8; k++ {
-			buf[i+k] = byte(x >> (8 * k))
-		}
+	for w := (off + uint32(i)) / 8; i+8 <= len(buf); i, w = i+8, w+1 {
+		binary.LittleEndian.PutUint64(buf[i:], word(id, w))
 	}
 	for ; i < len(buf); i++ {
 		buf[i] = Byte(id, off+uint32(i))
@@ -62,6 +61,7 @@ type Ledger struct {
 	nextID     uint64
 	arrived    map[packetKey]bool
 	flowPlaced map[[2]int]uint64
+	scratch    []byte
 	Totals     Totals
 }
 
@@ -165,9 +165,16 @@ func (l *Ledger) Delivered(now fabric.Time, id uint64, data []byte) error {
 	if uint32(len(data)) != m.Len {
 		return l.fail(fmt.Errorf("traffic: message %d (%d->%d stream %d) delivered %d bytes, sent %d", id, m.Src, m.Dst, m.Stream, len(data), m.Len))
 	}
-	for i, b := range data {
-		if want := Byte(id, uint32(i)); b != want {
-			return l.fail(fmt.Errorf("traffic: message %d (%d->%d stream %d) byte %d is %#02x, sent %#02x", id, m.Src, m.Dst, m.Stream, i, b, want))
+	if len(l.scratch) < len(data) {
+		l.scratch = make([]byte, len(data))
+	}
+	want := l.scratch[:len(data)]
+	Fill(id, 0, want)
+	if !bytes.Equal(data, want) {
+		for i, b := range data {
+			if b != want[i] {
+				return l.fail(fmt.Errorf("traffic: message %d (%d->%d stream %d) byte %d is %#02x, sent %#02x", id, m.Src, m.Dst, m.Stream, i, b, want[i]))
+			}
 		}
 	}
 	m.Received = now
