@@ -1,0 +1,118 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mrgen/mrgen/config"
+)
+
+// Small versions of every scenario (make test); the full ones are `mrgen sim` runs recorded in
+// docs/results.md.
+
+func small(scenario string) Options {
+	return Options{Scenario: scenario, NIC: config.Default(), Seed: 1, Hosts: 8, DurationUs: 200}
+}
+
+// requireVerified checks that every posted message was delivered and verified byte for byte.
+func requireVerified(t *testing.T, f *Figures) {
+	t.Helper()
+	require.Zero(t, f.VerifyFailures, "%s: %s", f.Protocol, f.FirstVerifyFailure)
+	require.Equal(t, f.Messages, f.MessagesVerified, "%s: every message delivered and verified", f.Protocol)
+	require.Greater(t, f.Messages, uint64(0))
+}
+
+func TestLossScenario(t *testing.T) {
+	o := small("loss")
+	o.Pattern = "ring"
+	var clean, one, ten *Result
+	for _, p := range []struct {
+		loss float64
+		res  **Result
+	}{{0, &clean}, {0.01, &one}, {0.1, &ten}} {
+		o.Loss = p.loss
+		r, err := Run(o)
+		require.NoError(t, err)
+		requireVerified(t, &r.Figures)
+		requireVerified(t, r.Baseline)
+		*p.res = r
+	}
+	require.Greater(t, clean.GoodputFraction, 0.7, "clean ring goodput")
+	require.Zero(t, clean.Retransmissions)
+	// The published figure: at 1% loss at least 86% of the loss-free goodput.
+	require.GreaterOrEqual(t, one.GoodputFraction/clean.GoodputFraction, 0.86)
+	// 10%: clearly above zero and above the baseline.
+	require.Greater(t, ten.GoodputFraction/clean.GoodputFraction, 0.3)
+	require.Greater(t, one.GoodputFraction, one.Baseline.GoodputFraction)
+	require.Greater(t, ten.GoodputFraction, ten.Baseline.GoodputFraction)
+}
+
+func TestReorderScenario(t *testing.T) {
+	r, err := Run(small("reorder"))
+	require.NoError(t, err)
+	requireVerified(t, &r.Figures)
+	requireVerified(t, r.Baseline)
+	require.Zero(t, r.SpuriousRetransmissions, "MetaRoCE takes no reordering for loss")
+	require.Zero(t, r.Retransmissions)
+	require.Greater(t, r.Baseline.SpuriousRetransmissions, uint64(10), "go-back-N over sprayed paths resends what arrived")
+}
+
+func TestIncastScenario(t *testing.T) {
+	o := small("incast")
+	o.Incast = 8
+	r, err := Run(o)
+	require.NoError(t, err)
+	requireVerified(t, &r.Figures)
+	requireVerified(t, r.Contrast)
+	requireVerified(t, r.Baseline)
+	require.NotNil(t, r.ConvergenceRTTs, "hints on: the senders converge within the run")
+	require.LessOrEqual(t, *r.ConvergenceRTTs, 2.0)
+	if r.Contrast.ConvergenceRTTs != nil {
+		require.Greater(t, *r.Contrast.ConvergenceRTTs, *r.ConvergenceRTTs, "hints off converges later")
+	}
+	require.Greater(t, *r.JainFairness, 0.95)
+}
+
+func TestPlanesScenario(t *testing.T) {
+	o := small("planes")
+	o.Hosts, o.DurationUs = 8, 100
+	var xs []int
+	for _, k := range []int{1, 2, 4} {
+		o.Planes = k
+		r, err := Run(o)
+		require.NoError(t, err)
+		requireVerified(t, &r.Figures)
+		requireVerified(t, r.Baseline)
+		xs = append(xs, int(r.GoodputGbps))
+	}
+	// Linear: each doubling of planes at least 1.8x the throughput.
+	require.Greater(t, float64(xs[1]), 1.8*float64(xs[0]), "%v", xs)
+	require.Greater(t, float64(xs[2]), 1.8*float64(xs[1]), "%v", xs)
+}
+
+func TestFailureScenario(t *testing.T) {
+	o := small("failure")
+	o.DurationUs = 600
+	r, err := Run(o)
+	require.NoError(t, err)
+	requireVerified(t, &r.Figures)
+	require.NotNil(t, r.RecoveryUs, "MetaRoCE recovers without intervention")
+	require.Greater(t, r.Counters["paths_failed"], uint64(0))
+}
+
+func TestUnknownScenarioAndPattern(t *testing.T) {
+	_, err := Run(Options{Scenario: "nope"})
+	require.ErrorContains(t, err, "unknown scenario")
+	_, err = Run(Options{Scenario: "loss", Pattern: "star", Hosts: 4, Loss: 0})
+	require.ErrorContains(t, err, "unknown pattern")
+}
+
+func TestFit(t *testing.T) {
+	f := fit([]float64{1, 2, 4, 8}, []float64{100, 200, 400, 800})
+	require.InDelta(t, 100, f.Slope, 1e-9)
+	require.InDelta(t, 0, f.Intercept, 1e-9)
+	require.InDelta(t, 1, f.R2, 1e-12)
+	require.InDelta(t, 1.0, jain([]float64{3, 3, 3}), 1e-12)
+	require.InDelta(t, 1.0/3, jain([]float64{9, 0, 0}), 1e-12)
+}
