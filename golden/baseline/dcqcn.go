@@ -10,7 +10,8 @@ import (
 // congestion estimate alpha, and the timer (T) and byte-counter (BC) stages of the increase.
 type rateState struct {
 	cfg    *DCQCN
-	line   float64 // Gb/s
+	line   float64 // Gb/s: the most DCQCN allows (Config.LineGbps or the link's rate)
+	link   float64 // Gb/s: the NIC port's link rate, above which pacing is moot
 	rc, rt float64 // Gb/s
 	alpha  float64
 	// alphaAt is the time of the last alpha update: alpha decays by (1-G) for every whole
@@ -27,14 +28,17 @@ type rateState struct {
 	running bool
 }
 
-func newRateState(cfg *DCQCN, line float64) rateState {
-	return rateState{cfg: cfg, line: line, rc: line, rt: line, alpha: 1}
+func newRateState(cfg *DCQCN, line, link float64) rateState {
+	return rateState{cfg: cfg, line: line, link: link, rc: line, rt: line, alpha: 1}
 }
 
-// limited reports whether the rate limiter holds the QP below line rate.
+// limited reports whether DCQCN holds the QP below its line rate (the increase runs).
 func (r *rateState) limited() bool { return r.cfg.Enabled && r.rc < r.line }
 
-// alphaAt is alpha at time now, after the decays of the AlphaTimer periods with no CNP.
+// paced reports whether the rate limiter spaces the QP's packets wider than its link does.
+func (r *rateState) paced() bool { return r.rc < r.link }
+
+// alphaNow is alpha at time now, after the decays of the AlphaTimer periods with no CNP.
 func (r *rateState) alphaNow(now fabric.Time) float64 {
 	if !r.cnpSeen {
 		return r.alpha

@@ -38,6 +38,7 @@ type nicPort struct {
 	line        float64 // Gb/s
 	ctrl        []*fabric.Packet
 	ctrlHead    int
+	link        float64 // Gb/s
 	active      []*qp
 	rr          int
 	wakePending bool
@@ -65,7 +66,7 @@ func New(net *fabric.Network, ledger *traffic.Ledger, cfg Config) ([]*NIC, error
 			if line == 0 {
 				line = net.HostPort(h, k).Gbps()
 			}
-			n.ports = append(n.ports, &nicPort{idx: k, line: line})
+			n.ports = append(n.ports, &nicPort{idx: k, line: line, link: net.HostPort(h, k).Gbps()})
 		}
 		c.nics = append(c.nics, n)
 		net.Attach(h, n)
@@ -139,7 +140,7 @@ func (n *NIC) qp(peer int) *qp {
 		nic := c.nics[end.a]
 		q := &qp{nic: nic, peer: end.b, port: nic.ports[plane], epsn: c.cfg.StartPSN,
 			nextVA: regionBase(end.a), nextRecv: regionBase(end.b) | sendRegion}
-		q.rate = newRateState(&c.cfg.DCQCN, q.port.line)
+		q.rate = newRateState(&c.cfg.DCQCN, q.port.line, q.port.link)
 		for i := 0; i < c.cfg.SprayPaths; i++ {
 			q.sports = append(q.sports, uint16(49152+mix(c.cfg.Seed, uint64(end.a), uint64(end.b), uint64(i))%16384))
 		}
@@ -157,7 +158,9 @@ const sendRegion = 1 << 43
 // regionBase is the base of requester src's region at any responder.
 func regionBase(src int) uint64 { return (uint64(src) + 1) << 44 }
 
-func pageRound(n uint64) uint64 { return (n + placement.PageSize - 1) / placement.PageSize * placement.PageSize }
+func pageRound(n uint64) uint64 {
+	return (n + placement.PageSize - 1) / placement.PageSize * placement.PageSize
+}
 
 // mix is a splitmix64-style hash of its inputs (source ports and planes of QPs).
 func mix(vs ...uint64) uint64 {

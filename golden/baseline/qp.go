@@ -87,7 +87,7 @@ func (q *qp) activate() {
 
 // eligibleAt is when the rate limiter lets the next data packet go.
 func (q *qp) eligibleAt() fabric.Time {
-	if !q.rate.limited() || q.lastTxBytes == 0 {
+	if !q.rate.paced() || q.lastTxBytes == 0 {
 		return 0
 	}
 	return q.lastTx + q.rate.gap(q.lastTxBytes)
