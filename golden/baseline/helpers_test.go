@@ -47,10 +47,10 @@ func (e *env) post(src, dst int, op wire.Opcode, n uint32) *traffic.Message {
 	return m
 }
 
-// runToEnd runs until no event is left (every timer of an idle NIC stops) or limit.
-func (e *env) runToEnd(t testing.TB, limit fabric.Time) {
+// runToEnd runs until no event is left (every timer of an idle NIC stops) or for d more.
+func (e *env) runToEnd(t testing.TB, d fabric.Time) {
 	t.Helper()
-	e.sim.Run(limit)
+	e.sim.Run(e.sim.Now() + d)
 	require.Zero(t, e.sim.Pending(), "events still pending at %v", e.sim.Now())
 }
 
