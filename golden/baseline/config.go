@@ -45,7 +45,7 @@ func LocalAckTimeout(exp int) (fabric.Time, error) {
 }
 
 // DefaultTimeoutExp is the timeout exponent of the default RTO: 4.096 µs × 2^8 ≈ 1.05 ms, a
-// tuned value (many deployments leave 14, about 67 ms, and NCCL's default is 18, about 1.07 s).
+// tuned value (deployed settings are often much larger, e.g. 14, about 67 ms).
 const DefaultTimeoutExp = 8
 
 // DCQCN are the congestion-control parameters (Zhu et al., SIGCOMM 2015, with the constants
