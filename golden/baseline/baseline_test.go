@@ -335,3 +335,50 @@ func TestConfigValidate(t *testing.T) {
 	require.Error(t, err)
 	require.Equal(t, 1048576*fabric.Nanosecond, DefaultConfig().RTO)
 }
+
+// TestPlanesPinEachQP: on a two-plane fabric every QP lives on one plane (RoCE has no
+// multiplane awareness), the QPs of a host spread over both, and everything arrives.
+func TestPlanesPinEachQP(t *testing.T) {
+	topo := smallTopo()
+	topo.Planes = 2
+	e := newEnv(t, topo, DefaultConfig())
+	planes := map[[2]int]map[int]bool{}
+	e.net.OnDeliver = func(_ fabric.Time, host, port int, p *fabric.Packet) {
+		if _, ok := p.Payload.(*DataPacket); ok {
+			k := [2]int{p.Src, host}
+			if planes[k] == nil {
+				planes[k] = map[int]bool{}
+			}
+			planes[k][port] = true
+			require.Equal(t, p.Plane, port)
+		}
+	}
+	postMix(e)
+	e.runToEnd(t, 10*fabric.Second)
+	e.requireAllDelivered(t)
+	used := map[int]int{}
+	for pair, ps := range planes {
+		require.Len(t, ps, 1, "QP %v on one plane", pair)
+		for k := range ps {
+			used[k]++
+		}
+	}
+	require.Len(t, used, 2, "QPs spread over both planes: %v", used)
+}
+
+// TestSpineFailureRecoversAfterReroute: QPs hashed onto a failed spine lose everything until
+// routing reconverges 2.5 ms later; their timeouts retry within the retry limit (8 RTOs of
+// about 1 ms) and then everything is delivered.
+func TestSpineFailureRecoversAfterReroute(t *testing.T) {
+	e := newEnv(t, smallTopo(), DefaultConfig())
+	e.net.RerouteDelay = 2500 * fabric.Microsecond
+	require.NoError(t, e.net.FailSwitch("p0.spine0", 20*fabric.Microsecond))
+	postMix(e)
+	e.runToEnd(t, 10*fabric.Second)
+	e.requireAllDelivered(t)
+	c := e.sum()
+	require.Positive(t, e.net.Stats().DownDrops)
+	require.Positive(t, c["timeouts"])
+	require.Equal(t, 1, e.net.Reroutes)
+	t.Logf("spine failure: %d down drops, %d timeouts, %d retransmissions", e.net.Stats().DownDrops, c["timeouts"], c["retransmissions"])
+}

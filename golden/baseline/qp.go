@@ -259,6 +259,7 @@ func (q *qp) advance(now fabric.Time, newUna uint64) {
 		q.nxt = q.una // an ACK of copies sent before a rewind
 	}
 	q.seek()
+	q.activate() // a QP held at MaxOutstanding may send again
 }
 
 // receiveCNP is the reaction point: cut the rate, at most once per DecreaseInterval (a CNP
