@@ -165,10 +165,11 @@ func TestSubmitRejectsBadMessages(t *testing.T) {
 		{ID: 3, Src: 2, Dst: 8, Op: wire.OpSend},
 		{ID: 4, Src: 2, Dst: -1, Op: wire.OpSend},
 		{ID: 5, Src: 2, Dst: 3, Op: wire.OpAck},
+		{ID: 6, Src: 2, Dst: 3, Op: wire.OpWrite, Len: MaxMessageBytes + 1},
 	} {
 		n.Submit(0, m)
 	}
-	require.Equal(t, Counters{Rejected: 6}, n.Stats())
+	require.Equal(t, Counters{Rejected: 7}, n.Stats())
 	e.runToEnd(t, fabric.Second)
 	require.Zero(t, e.net.Stats().Injected)
 }
@@ -338,6 +339,20 @@ func TestConfigValidate(t *testing.T) {
 
 // TestPlanesPinEachQP: on a two-plane fabric every QP lives on one plane (RoCE has no
 // multiplane awareness), the QPs of a host spread over both, and everything arrives.
+func TestRegionCursorWraps(t *testing.T) {
+	base := regionBase(3)
+	next := base
+	regionAdvance(&next, base, 1)
+	require.Equal(t, base+4096, next)
+	regionAdvance(&next, base, 0)
+	require.Equal(t, base+4096, next, "an empty message takes no room")
+	next = base + sendRegion - MaxMessageBytes - 4096
+	regionAdvance(&next, base, 4096)
+	require.Equal(t, base+sendRegion-MaxMessageBytes, next, "a longest message still fits")
+	regionAdvance(&next, base, 1)
+	require.Equal(t, base, next)
+}
+
 func TestPlanesPinEachQP(t *testing.T) {
 	topo := smallTopo()
 	topo.Planes = 2

@@ -28,6 +28,8 @@ const (
 
 	// UDPPort is RoCEv2's UDP destination port.
 	UDPPort = 4791
+	// MaxMessageBytes is the longest message (IBTA: 2^31 bytes); Submit rejects longer ones.
+	MaxMessageBytes = 1 << 31
 	// PSNBits is the width of the BTH PSN.
 	PSNBits = 24
 	// MaxOutstanding is the most packets a requester may have unacknowledged: half the PSN

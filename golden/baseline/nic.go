@@ -108,7 +108,7 @@ func (n *NIC) QPFailed(peer int) bool {
 // counted as rejected or flushed and never reaches the ledger's completions.
 func (n *NIC) Submit(now fabric.Time, m *traffic.Message) {
 	if m == nil || m.Src != n.host || m.Dst < 0 || m.Dst >= len(n.qps) || m.Dst == n.host ||
-		(m.Op != wire.OpWrite && m.Op != wire.OpSend) {
+		(m.Op != wire.OpWrite && m.Op != wire.OpSend) || m.Len > MaxMessageBytes {
 		n.cnt.Rejected++
 		return
 	}
@@ -121,7 +121,7 @@ func (n *NIC) Submit(now fabric.Time, m *traffic.Message) {
 	w := &wqe{msg: m, first: q.end, n: max(1, (uint64(m.Len)+mtu-1)/mtu), write: m.Op == wire.OpWrite}
 	if w.write {
 		w.va = q.nextVA
-		q.nextVA += pageRound(uint64(m.Len))
+		regionAdvance(&q.nextVA, regionBase(n.host), uint64(m.Len))
 	}
 	q.end += w.n
 	q.sq = append(q.sq, w)
@@ -157,6 +157,16 @@ const sendRegion = 1 << 43
 
 // regionBase is the base of requester src's region at any responder.
 func regionBase(src int) uint64 { return (uint64(src) + 1) << 44 }
+
+// regionAdvance moves the cursor *next of the half region starting at base past a message of
+// n bytes placed at it, back to base when a longest message might no longer fit (after about
+// 8 TiB, long since freed).
+func regionAdvance(next *uint64, base, n uint64) {
+	*next += pageRound(n)
+	if *next-base > sendRegion-MaxMessageBytes {
+		*next = base
+	}
+}
 
 func pageRound(n uint64) uint64 {
 	return (n + placement.PageSize - 1) / placement.PageSize * placement.PageSize

@@ -375,7 +375,7 @@ func (q *qp) complete(now fabric.Time) {
 	}
 	q.nic.mem.Free(m.base, pageRound(m.off))
 	if !m.write {
-		q.nextRecv += pageRound(m.off)
+		regionAdvance(&q.nextRecv, regionBase(q.peer)|sendRegion, m.off)
 	}
 	q.msn = q.nic.c.space.Add(q.msn, 1)
 	*m = rxMessage{}
