@@ -294,6 +294,29 @@ func TestPacingHoldsTheConfiguredRate(t *testing.T) {
 	require.InDelta(t, 0.25*4096/float64(4096+PacketOverhead+fabric.WireOverhead), g, 0.005)
 }
 
+// TestAckDelayKeepsSlowQPsAcknowledged: a QP paced at 200 Mb/s sends a 4 KB packet every
+// 165 µs, so eight packets take 1.3 ms, more than the RTO. ACKs by count alone leave it
+// without progress past the RTO; the ACK delay bound keeps it acknowledged.
+func TestAckDelayKeepsSlowQPsAcknowledged(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		delay    fabric.Time
+		timeouts bool
+	}{{"by count only", fabric.Second, true}, {"with the delay bound", DefaultConfig().AckDelay, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.LineGbps, cfg.AckDelay = 0.2, tc.delay
+			e := newEnv(t, smallTopo(), cfg)
+			e.post(0, 5, wire.OpWrite, 20*4096)
+			e.runToEnd(t, fabric.Second)
+			e.requireAllDelivered(t)
+			c := e.sum()
+			require.Equal(t, tc.timeouts, c["timeouts"] > 0, "timeouts: %d", c["timeouts"])
+			require.Equal(t, tc.timeouts, c["retransmissions"] > 0)
+		})
+	}
+}
+
 func TestConfigValidate(t *testing.T) {
 	require.NoError(t, DefaultConfig().Validate())
 	for _, tc := range []struct {
@@ -304,6 +327,7 @@ func TestConfigValidate(t *testing.T) {
 		{"rto", func(c *Config) { c.RTO = 0 }},
 		{"retry_limit", func(c *Config) { c.RetryLimit = 8 }},
 		{"ack_every", func(c *Config) { c.AckEvery = 0 }},
+		{"ack_delay", func(c *Config) { c.AckDelay = 0 }},
 		{"spray_paths", func(c *Config) { c.SprayPaths = 0 }},
 		{"start_psn", func(c *Config) { c.StartPSN = 1 << 24 }},
 		{"line_gbps", func(c *Config) { c.LineGbps = -1 }},

@@ -89,6 +89,10 @@ type Config struct {
 	// AckEvery is the responder's ACK coalescing: an ACK after every AckEvery in-order packets,
 	// and always on a packet with AckReq (the last packet of every message). Default 8.
 	AckEvery int
+	// AckDelay bounds the coalescing in time: an in-order packet arriving AckDelay or more
+	// after the oldest unacknowledged one is ACKed at once, so a slow QP (paced far below line
+	// rate) is not left without ACKs for longer than the RTO. Default 10 µs.
+	AckDelay fabric.Time
 	// SprayPaths is the number of UDP source ports a QP's data packets rotate over, one per
 	// packet. 1 (default) is RoCE as deployed: one fixed ECMP route per QP.
 	SprayPaths int
@@ -107,7 +111,7 @@ type Config struct {
 func DefaultConfig() Config {
 	rto, _ := LocalAckTimeout(DefaultTimeoutExp)
 	return Config{
-		MTU: 4096, RTO: rto, RetryLimit: 7, AckEvery: 8, SprayPaths: 1, Seed: 1,
+		MTU: 4096, RTO: rto, RetryLimit: 7, AckEvery: 8, AckDelay: 10 * fabric.Microsecond, SprayPaths: 1, Seed: 1,
 		DCQCN: DCQCN{
 			Enabled: true, G: 1.0 / 256, AIGbps: 0.05, HAIGbps: 0.1, MinGbps: 0.1,
 			RateTimer: 900 * fabric.Microsecond, ByteCounter: 10_000_000, F: 5,
@@ -132,6 +136,9 @@ func (c Config) Validate() error {
 	}
 	if c.AckEvery < 1 {
 		bad("ack_every %d: at least 1", c.AckEvery)
+	}
+	if c.AckDelay <= 0 {
+		bad("ack_delay %v: must be positive", c.AckDelay)
 	}
 	if c.SprayPaths < 1 || c.SprayPaths > 1<<14 {
 		bad("spray_paths %d: 1..16384", c.SprayPaths)

@@ -42,14 +42,16 @@ type qp struct {
 	active       bool
 
 	// Responder.
-	epsn     uint32 // expected PSN (24 bits)
-	nakSent  bool   // a NAK for the current epsn is out
-	unacked  int    // in-order packets since the last ACK
-	msn      uint32
-	rx       rxMessage
-	nextRecv uint64 // next posted receive buffer
-	lastCNP  fabric.Time
-	cnpSent  bool
+	epsn    uint32 // expected PSN (24 bits)
+	nakSent bool   // a NAK for the current epsn is out
+	unacked int    // in-order packets since the last ACK
+	// firstUnacked is when the oldest of them arrived.
+	firstUnacked fabric.Time
+	msn          uint32
+	rx           rxMessage
+	nextRecv     uint64 // next posted receive buffer
+	lastCNP      fabric.Time
+	cnpSent      bool
 }
 
 // rxMessage is the message the responder is placing (in order, so at most one per QP).
@@ -355,11 +357,14 @@ func (q *qp) accept(now fabric.Time, d *DataPacket) {
 	q.rx.off += uint64(len(d.Data))
 	q.epsn = c.space.Add(q.epsn, 1)
 	q.nakSent = false
+	if q.unacked == 0 {
+		q.firstUnacked = now
+	}
 	q.unacked++
 	if d.Opcode.Last() {
 		q.complete(now)
 	}
-	if d.AckReq || q.unacked >= c.cfg.AckEvery {
+	if d.AckReq || q.unacked >= c.cfg.AckEvery || now-q.firstUnacked >= c.cfg.AckDelay {
 		q.sendAck(false, c.space.Add(q.epsn, c.space.Mask()))
 	}
 }
