@@ -93,6 +93,9 @@ type Port struct {
 // Up reports whether the link is up.
 func (p *Port) Up() bool { return p.up }
 
+// Gbps is the link's rate.
+func (p *Port) Gbps() float64 { return 1000 / p.psPerBit }
+
 // QueueBytes is the current queue occupancy.
 func (p *Port) QueueBytes() int { return p.qBytes }
 

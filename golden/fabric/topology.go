@@ -17,6 +17,9 @@ type Topology struct {
 	HostLinkGbps, FabricLinkGbps float64
 	// LinkDelay is the propagation delay of every link.
 	LinkDelay Time
+	// SpineDelaySkew adds s × SpineDelaySkew to the delay of spine s's links, so that routes
+	// through different spines differ in delay and sprayed packets arrive out of order.
+	SpineDelaySkew Time
 	// BufferBytes is the drop-tail capacity of every switch egress queue.
 	BufferBytes int
 	// RED is the ECN marking profile of every switch egress queue.
@@ -54,7 +57,7 @@ func (t Topology) Validate() error {
 	if t.HostLinkGbps <= 0 || t.FabricLinkGbps <= 0 {
 		errs = append(errs, fmt.Errorf("link rates %.1f/%.1f Gb/s: must be positive", t.HostLinkGbps, t.FabricLinkGbps))
 	}
-	if t.LinkDelay < 0 || t.BufferBytes < 0 {
+	if t.LinkDelay < 0 || t.BufferBytes < 0 || t.SpineDelaySkew < 0 {
 		errs = append(errs, errors.New("link delay and buffer must not be negative"))
 	}
 	if t.RED.KmaxBytes > 0 && (t.RED.KminBytes > t.RED.KmaxBytes || t.RED.Pmax < 0 || t.RED.Pmax > 1) {
@@ -103,8 +106,10 @@ func Build(sim *Sim, t Topology) (*Network, error) {
 			n.link(hn, leafOf[k][h/t.HostsPerLeaf], t.HostLinkGbps, t)
 		}
 		for _, lf := range leafOf[k] {
-			for _, sp := range spineOf[k] {
+			for s, sp := range spineOf[k] {
 				n.link(lf, sp, t.FabricLinkGbps, t)
+				lf.ports[len(lf.ports)-1].Delay += Time(s) * t.SpineDelaySkew
+				sp.ports[len(sp.ports)-1].Delay += Time(s) * t.SpineDelaySkew
 			}
 		}
 	}

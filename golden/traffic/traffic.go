@@ -7,6 +7,8 @@
 package traffic
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/mrgen/mrgen/golden/fabric"
@@ -45,11 +47,8 @@ func Fill(id uint64, off uint32, buf []byte) {
 		buf[i] = Byte(id, off+uint32(i))
 		i++
 	}
-	for ; i+8 <= len(buf); i += 8 {
-		x := word(id, (off+uint32(i))/8)
-		for k := 0; k < 8; k++ {
-			buf[i+k] = byte(x >> (8 * k))
-		}
+	for w := (off + uint32(i)) / 8; i+8 <= len(buf); i, w = i+8, w+1 {
+		binary.LittleEndian.PutUint64(buf[i:], word(id, w))
 	}
 	for ; i < len(buf); i++ {
 		buf[i] = Byte(id, off+uint32(i))
@@ -58,10 +57,12 @@ func Fill(id uint64, off uint32, buf []byte) {
 
 // Ledger records every message of a run and checks each delivery.
 type Ledger struct {
-	msgs    map[uint64]*Message
-	nextID  uint64
-	arrived map[packetKey]bool
-	Totals  Totals
+	msgs       map[uint64]*Message
+	nextID     uint64
+	arrived    map[packetKey]bool
+	flowPlaced map[[2]int]uint64
+	scratch    []byte
+	Totals     Totals
 }
 
 // Totals are the run-wide counts the experiments report.
@@ -71,6 +72,7 @@ type Totals struct {
 	ReceiverCompleted       uint64 // delivered and verified
 	BytesPosted             uint64
 	BytesDelivered          uint64 // bytes of verified messages
+	BytesPlaced             uint64 // payload bytes written to receiver memory for the first time
 	VerifyFailures          uint64
 	FirstFailure            string
 	DataPackets             uint64 // data packets sent, first copies and retransmissions
@@ -85,7 +87,7 @@ type packetKey struct {
 
 // NewLedger returns an empty ledger.
 func NewLedger() *Ledger {
-	return &Ledger{msgs: map[uint64]*Message{}, arrived: map[packetKey]bool{}}
+	return &Ledger{msgs: map[uint64]*Message{}, arrived: map[packetKey]bool{}, flowPlaced: map[[2]int]uint64{}}
 }
 
 // Post registers a new message and returns it with its ID.
@@ -129,6 +131,19 @@ func (l *Ledger) SentPacket(id uint64, pkt uint32, retransmission bool) {
 // (whatever the receiver then did with it).
 func (l *Ledger) ArrivedPacket(id uint64, pkt uint32) { l.arrived[packetKey{id, pkt}] = true }
 
+// Placed records n payload bytes of message id written to its receiver's memory for the first
+// time (a duplicate that rewrites bytes already placed is not counted): goodput and per-flow
+// fairness are measured on it.
+func (l *Ledger) Placed(id uint64, n int) {
+	l.Totals.BytesPlaced += uint64(n)
+	if m := l.msgs[id]; m != nil {
+		l.flowPlaced[[2]int{m.Src, m.Dst}] += uint64(n)
+	}
+}
+
+// FlowPlaced is the payload placed so far for the flow from src to dst.
+func (l *Ledger) FlowPlaced(src, dst int) uint64 { return l.flowPlaced[[2]int{src, dst}] }
+
 // SenderDone records the sender's completion of a message.
 func (l *Ledger) SenderDone(now fabric.Time, id uint64) {
 	if m := l.msgs[id]; m != nil && m.Sent == 0 {
@@ -150,9 +165,16 @@ func (l *Ledger) Delivered(now fabric.Time, id uint64, data []byte) error {
 	if uint32(len(data)) != m.Len {
 		return l.fail(fmt.Errorf("traffic: message %d (%d->%d stream %d) delivered %d bytes, sent %d", id, m.Src, m.Dst, m.Stream, len(data), m.Len))
 	}
-	for i, b := range data {
-		if want := Byte(id, uint32(i)); b != want {
-			return l.fail(fmt.Errorf("traffic: message %d (%d->%d stream %d) byte %d is %#02x, sent %#02x", id, m.Src, m.Dst, m.Stream, i, b, want))
+	if len(l.scratch) < len(data) {
+		l.scratch = make([]byte, len(data))
+	}
+	want := l.scratch[:len(data)]
+	Fill(id, 0, want)
+	if !bytes.Equal(data, want) {
+		for i, b := range data {
+			if b != want[i] {
+				return l.fail(fmt.Errorf("traffic: message %d (%d->%d stream %d) byte %d is %#02x, sent %#02x", id, m.Src, m.Dst, m.Stream, i, b, want[i]))
+			}
 		}
 	}
 	m.Received = now

@@ -1,0 +1,255 @@
+package transport
+
+import (
+	"github.com/mrgen/mrgen/golden/fabric"
+	"github.com/mrgen/mrgen/golden/placement"
+	"github.com/mrgen/mrgen/golden/psn"
+	"github.com/mrgen/mrgen/golden/sack"
+	"github.com/mrgen/mrgen/golden/traffic"
+	"github.com/mrgen/mrgen/golden/window"
+	"github.com/mrgen/mrgen/golden/wire"
+)
+
+// frame is what a fabric packet carries: the wire packet, plus the ledger's identity of a data
+// packet (message and packet index). The identity is the experiment's oracle bookkeeping
+// (arrivals, spurious retransmissions, completions); no protocol decision reads it.
+type frame struct {
+	w     *wire.Packet
+	msgID uint64
+	idx   uint32
+	rec   *txPkt // sender side: the record it was sent from (stamped at Pull)
+}
+
+// msgState is a message being sent.
+type msgState struct {
+	m      *traffic.Message
+	msn    uint32
+	stream int
+	n      uint32 // packets
+	next   uint32 // next packet to send for the first time
+	acked  uint32
+	done   bool
+	va     uint64 // WRITE: address of byte 0 at the receiver
+	rkey   uint32
+}
+
+// txPkt is one data packet the sender keeps until it is acknowledged: its identity and where
+// it went (path, PSN).
+type txPkt struct {
+	conn   int
+	ms     *msgState
+	idx    uint32
+	path   int
+	psn    uint32
+	sacked bool
+	init   bool   // carries FlagPathInit
+	retx   bool   // has been retransmitted
+	sentAt uint32 // when its latest copy left the NIC (ns mod 2^32)
+	queued bool   // waiting in the retransmit queue
+	inNIC  bool   // a copy waits in a port queue (not on the wire yet)
+	dead   bool   // acknowledged or moved: references to it are stale
+	nakked bool   // refused by the receiver (NAK): its acknowledgement is not progress
+}
+
+type stream struct {
+	pending []*msgState // posted, not yet started
+	started []*msgState // started and not fully acknowledged, in MSN order
+	cur     *msgState   // the started message still being cut into packets
+	nextMSN uint32
+}
+
+type conn struct {
+	idx, peer int
+	streams   []stream
+	rrStream  int
+	recs      []map[uint32]*txPkt // per path, by PSN
+	moved     []*txPkt            // to resend as new packets on healthy paths
+	needInit  []bool
+	probed    []bool // the path's tail-loss probe went out since its last ACK
+	inWork    bool
+	blocked   bool // the last SendDecision said no; cleared by the next ACK or timer event
+	sending   bool // has ever sent (scanned by the timer)
+	// Receive side.
+	lastData fabric.Time
+	active   bool
+	ecn      []uint16
+	owed     []*owedAck        // per path: an ACK held back by the policy (nil: none)
+	rxMsg    map[uint64]uint64 // stream<<32|MSN -> message id, for completions
+	rkeyAt   uint32            // rkey of this connection's WRITE region at this host
+}
+
+func (c *conn) hasNew() bool {
+	for i := range c.streams {
+		if c.streams[i].cur != nil || len(c.streams[i].pending) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// NIC is one host's MetaRoCE NIC.
+type NIC struct {
+	nw      *Network
+	host    int
+	planes  int
+	paths   int
+	win     *window.Table
+	stx     *sack.Sender
+	srx     *sack.Receiver
+	pl      *placement.Engine
+	mem     *placement.HostMemory
+	psns    psn.Space
+	conns   []*conn
+	ctrlQ   [][]*fabric.Packet
+	dataQ   [][]*fabric.Packet
+	rtxQ    []*txPkt
+	work    []int
+	workPos int
+	timerOn bool
+	active  int // connections counted by the rate hint
+	owedQ   []*owedAck
+	flushOn bool
+	linkMb  float64
+	cnt     map[string]uint64
+}
+
+func newNIC(nw *Network, h int) (*NIC, error) {
+	c := nw.cfg.NIC
+	planes := nw.net.Planes()
+	nic := &NIC{nw: nw, host: h, planes: planes, paths: c.PathsPerConnection,
+		win: window.New(nw.winPrm), stx: sack.NewSender(nw.sprm), srx: sack.NewReceiver(nw.sprm),
+		pl: placement.New(nw.plPrm), mem: placement.NewHostMemory(), psns: psn.MustSpace(c.PSNWidth),
+		ctrlQ: make([][]*fabric.Packet, planes), dataQ: make([][]*fabric.Packet, planes),
+		cnt: map[string]uint64{}}
+	for k := 0; k < planes; k++ {
+		nic.linkMb += nw.net.HostPort(h, k).Gbps() * 1000
+	}
+	for i := 0; i < c.Connections; i++ {
+		cn := &conn{idx: i, peer: peerOf(h, i), streams: make([]stream, c.StreamsPerConnection),
+			recs:     make([]map[uint32]*txPkt, nic.paths),
+			needInit: make([]bool, nic.paths), probed: make([]bool, nic.paths), ecn: make([]uint16, nic.paths), owed: make([]*owedAck, nic.paths), rxMsg: map[uint64]uint64{}}
+		for k := range cn.recs {
+			cn.recs[k] = map[uint32]*txPkt{}
+		}
+		// This host's WRITE region for the connection, and its posted receives.
+		rkey, err := nic.pl.RegisterRegion(uint16(i), writeBase+uint64(i)*nw.areaSize(), nw.areaSize(), placement.AccessRemoteWrite)
+		if err != nil {
+			return nil, err
+		}
+		cn.rkeyAt = rkey
+		for s := 0; s < c.StreamsPerConnection; s++ {
+			for k := 0; k < c.PostedReceivesPerStream; k++ {
+				if err := nic.pl.PostReceive(i, s, nw.slotAddr(sendBase, i, s, uint32(k)), uint32(nw.slot)); err != nil {
+					return nil, err
+				}
+			}
+		}
+		nic.conns = append(nic.conns, cn)
+	}
+	return nic, nil
+}
+
+// Host is the host id.
+func (nic *NIC) Host() int { return nic.host }
+
+// Memory is the NIC's host memory.
+func (nic *NIC) Memory() *placement.HostMemory { return nic.mem }
+
+// Window is the NIC's window table (read it, do not change it).
+func (nic *NIC) Window() *window.Table { return nic.win }
+
+// Counters returns the NIC's protocol counters.
+func (nic *NIC) Counters() map[string]uint64 {
+	out := make(map[string]uint64, len(nic.cnt)+4)
+	for k, v := range nic.cnt {
+		out[k] = v
+	}
+	pc := nic.pl.Counters()
+	for r := placement.DropReason(1); r < placement.NumDropReasons; r++ {
+		if pc.Drops[r] > 0 {
+			out["placement_"+r.String()] = pc.Drops[r]
+		}
+	}
+	out["rx_new"], out["rx_duplicate"], out["rx_old"], out["rx_beyond"] = nic.srx.Counters.New, nic.srx.Counters.Duplicate, nic.srx.Counters.Old, nic.srx.Counters.Beyond
+	out["ack_accepted"], out["ack_duplicate"], out["ack_stale"], out["ack_invalid"] = nic.stx.Counters.Accepted, nic.stx.Counters.Duplicate, nic.stx.Counters.Stale, nic.stx.Counters.Invalid
+	return out
+}
+
+func (nic *NIC) now() fabric.Time    { return nic.nw.net.Sim().Now() }
+func (nic *NIC) nowNS() uint32       { return uint32(nic.now().NS()) }
+func (nic *NIC) portOf(path int) int { return path % nic.planes }
+func (nic *NIC) index(c, path int) int {
+	i, _ := nic.nw.sprm.Index(uint32(c), uint32(path))
+	return i
+}
+
+// Submit queues a message (traffic.Host).
+func (nic *NIC) Submit(now fabric.Time, m *traffic.Message) {
+	if m.Dst == nic.host || m.Dst < 0 || m.Dst >= len(nic.conns)+1 {
+		nic.cnt["submit_rejected"]++
+		return
+	}
+	cn := nic.conns[connIndex(nic.host, m.Dst)]
+	st := &cn.streams[m.Stream%len(cn.streams)]
+	ms := &msgState{m: m, stream: m.Stream % len(cn.streams), n: uint32(nic.nw.plPrm.Packets(m.Len))}
+	st.pending = append(st.pending, ms)
+	nic.addWork(cn)
+	nic.fill()
+	nic.startTimer()
+}
+
+func (nic *NIC) addWork(cn *conn) {
+	if !cn.inWork {
+		cn.inWork = true
+		nic.work = append(nic.work, cn.idx)
+	}
+}
+
+// Pull hands the fabric the next packet of a port: control first, then data (fabric.Endpoint).
+func (nic *NIC) Pull(now fabric.Time, port int) *fabric.Packet {
+	var p *fabric.Packet
+	switch {
+	case len(nic.ctrlQ[port]) > 0:
+		p = nic.ctrlQ[port][0]
+		nic.ctrlQ[port] = nic.ctrlQ[port][1:]
+	case len(nic.dataQ[port]) > 0:
+		p = nic.dataQ[port][0]
+		nic.dataQ[port] = nic.dataQ[port][1:]
+		fr := p.Payload.(*frame)
+		ts := uint32(now.NS())
+		if fr.w.Write != nil {
+			fr.w.Write.Timestamp = ts
+		} else {
+			fr.w.Send.Timestamp = ts
+		}
+		if fr.rec != nil {
+			fr.rec.inNIC, fr.rec.sentAt = false, ts
+		}
+		nic.fill()
+	}
+	return p
+}
+
+// Receive handles a packet from the fabric (fabric.Endpoint).
+func (nic *NIC) Receive(now fabric.Time, port int, p *fabric.Packet) {
+	fr, ok := p.Payload.(*frame)
+	if !ok || fr.w == nil {
+		nic.cnt["rx_foreign"]++
+		return
+	}
+	w := fr.w
+	if int(w.BTH.ConnID) >= len(nic.conns) || int(w.BTH.PathID) >= nic.paths {
+		nic.cnt["rx_bad_id"]++
+		return
+	}
+	switch w.BTH.Opcode {
+	case wire.OpWrite, wire.OpSend:
+		nic.onData(p, fr)
+	case wire.OpAck:
+		nic.onAck(w)
+	case wire.OpNak:
+		nic.onNak(w)
+	}
+	nic.fill()
+	nic.startTimer()
+}

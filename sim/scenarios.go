@@ -1,0 +1,461 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/mrgen/mrgen/config"
+	"github.com/mrgen/mrgen/golden/fabric"
+	"github.com/mrgen/mrgen/golden/traffic"
+	"github.com/mrgen/mrgen/golden/transport"
+)
+
+// Options select a scenario and its parameters; zero values take the scenario's defaults.
+type Options struct {
+	Scenario    string
+	Hosts       int
+	Pattern     string  // all-to-all | ring (loss, planes)
+	Loss        float64 // loss: one point; negative: the whole sweep
+	Seed        uint64
+	DurationUs  float64 // measurement window
+	MsgBytes    uint32
+	Outstanding int    // messages in flight per flow
+	Planes      int    // planes: one count; 0: the sweep 1, 2, 4, 8
+	Incast      int    // incast: senders; 0: both 8 and 64
+	Fail        string // failure: spine | plane
+	// InitCwnd overrides the configuration's window.init_cwnd (packets per path); 0 means
+	// DefaultInitCwnd.
+	InitCwnd int
+	NIC      config.Config
+}
+
+// Result is the JSON of `mrgen sim`.
+type Result struct {
+	Scenario string         `json:"scenario"`
+	Params   map[string]any `json:"params"`
+	Figures
+	Baseline *Figures `json:"baseline,omitempty"`
+	// Points holds the sweep of a scenario (loss rates, incast sizes, plane counts).
+	Points []Result `json:"points,omitempty"`
+	// Fit is the linear fit of throughput against planes.
+	Fit *LinearFit `json:"fit,omitempty"`
+	// Contrast is the same run with rate hints off (incast).
+	Contrast *Figures `json:"hints_off,omitempty"`
+}
+
+// LinearFit is y = Slope·x + Intercept with its coefficient of determination.
+type LinearFit struct {
+	Slope     float64 `json:"slope_gbps_per_plane"`
+	Intercept float64 `json:"intercept_gbps"`
+	R2        float64 `json:"r2"`
+}
+
+// Scenarios lists the scenario names.
+func Scenarios() []string { return []string{"loss", "reorder", "incast", "planes", "failure"} }
+
+// DefaultInitCwnd is the experiments' initial window per path: 4 packets × 8 paths is about
+// one bandwidth-delay product per connection at 100 Gb/s and a 10 µs RTT, where the
+// configuration's default (16, an RTL table default) would start every connection at 4 BDPs.
+const DefaultInitCwnd = 4
+
+// LossSweep are the loss rates of the loss scenario's sweep.
+var LossSweep = []float64{0, 0.001, 0.01, 0.02, 0.05, 0.1}
+
+// Run runs a scenario.
+func Run(o Options) (*Result, error) {
+	if o.NIC.Name == "" {
+		o.NIC = config.Default()
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.MsgBytes == 0 {
+		o.MsgBytes = 64 << 10
+	}
+	if o.Outstanding == 0 {
+		o.Outstanding = 2
+	}
+	if o.InitCwnd == 0 {
+		o.InitCwnd = DefaultInitCwnd
+	}
+	o.NIC.Window.InitCwnd = o.InitCwnd
+	if err := o.NIC.Validate(); err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
+	}
+	if o.Loss < 0 && o.Scenario != "loss" {
+		o.Loss = 0
+	}
+	switch o.Scenario {
+	case "loss":
+		return runLoss(o)
+	case "reorder":
+		return runReorder(o)
+	case "incast":
+		return runIncast(o)
+	case "planes":
+		return runPlanes(o)
+	case "failure":
+		return runFailure(o)
+	}
+	return nil, fmt.Errorf("sim: unknown scenario %q; scenarios: %s", o.Scenario, strings.Join(Scenarios(), ", "))
+}
+
+func (o Options) hosts(def int) int {
+	if o.Hosts > 0 {
+		return o.Hosts
+	}
+	return def
+}
+
+func (o Options) duration(defUs float64) fabric.Time {
+	if o.DurationUs > 0 {
+		return fabric.Time(o.DurationUs * float64(fabric.Microsecond))
+	}
+	return fabric.Time(defUs * float64(fabric.Microsecond))
+}
+
+// leafSpine is a 1:1 leaf-spine of hosts hosts, 4 per leaf, 4 spines, per plane.
+func leafSpine(hosts, planes int, seed uint64) fabric.Topology {
+	t := fabric.DefaultTopology()
+	t.Hosts, t.HostsPerLeaf, t.Spines, t.Planes, t.Seed = hosts, 4, 4, planes, seed
+	if hosts <= 4 {
+		t.HostsPerLeaf = hosts
+	}
+	return t
+}
+
+func pattern(name string, hosts int) ([][2]int, error) {
+	var out [][2]int
+	switch name {
+	case "", "all-to-all":
+		for s := 0; s < hosts; s++ {
+			for d := 0; d < hosts; d++ {
+				if s != d {
+					out = append(out, [2]int{s, d})
+				}
+			}
+		}
+	case "ring":
+		for s := 0; s < hosts; s++ {
+			out = append(out, [2]int{s, (s + 1) % hosts})
+		}
+	default:
+		return nil, fmt.Errorf("sim: unknown pattern %q; patterns: all-to-all, ring", name)
+	}
+	return out, nil
+}
+
+func (o Options) base(topo fabric.Topology, flows [][2]int, duration fabric.Time) runSpec {
+	return runSpec{topo: topo, flows: flows, msgBytes: o.MsgBytes, outstanding: o.Outstanding,
+		warmup: 50 * fabric.Microsecond, duration: duration, drain: 200 * fabric.Millisecond,
+		loss: o.Loss, nic: o.NIC, hints: true, sprayPaths: 1}
+}
+
+// both runs MetaRoCE and the baseline on the same spec.
+func both(scenario string, params map[string]any, s runSpec) (*Result, error) {
+	m, err := run(MetaRoCE, s)
+	if err != nil {
+		return nil, err
+	}
+	b, err := run(RoCEv2, s)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Scenario: scenario, Params: params, Figures: m, Baseline: &b}, nil
+}
+
+func runLoss(o Options) (*Result, error) {
+	hosts := o.hosts(16)
+	flows, err := pattern(o.Pattern, hosts)
+	if err != nil {
+		return nil, err
+	}
+	if o.Pattern == "" {
+		o.Pattern = "all-to-all"
+	}
+	if o.Outstanding == 2 && o.Pattern == "all-to-all" {
+		o.Outstanding = 1
+	}
+	point := func(loss float64) (*Result, error) {
+		o2 := o
+		o2.Loss = loss
+		s := o2.base(leafSpine(hosts, 1, o.Seed), flows, o.duration(500))
+		return both("loss", map[string]any{"loss": loss, "hosts": hosts, "pattern": o.Pattern, "seed": o.Seed,
+			"msg_bytes": o.MsgBytes, "outstanding": o.Outstanding}, s)
+	}
+	if o.Loss >= 0 {
+		return point(o.Loss)
+	}
+	res := &Result{Scenario: "loss", Params: map[string]any{"hosts": hosts, "pattern": o.Pattern, "seed": o.Seed, "sweep": LossSweep}}
+	for _, p := range LossSweep {
+		r, err := point(p)
+		if err != nil {
+			return nil, err
+		}
+		res.Points = append(res.Points, *r)
+	}
+	res.Figures = res.Points[0].Figures
+	return res, nil
+}
+
+func runReorder(o Options) (*Result, error) {
+	hosts := o.hosts(16)
+	flows, err := pattern(o.Pattern, hosts)
+	if err != nil {
+		return nil, err
+	}
+	topo := leafSpine(hosts, 1, o.Seed)
+	topo.SpineDelaySkew = 2 * fabric.Microsecond // routes differ by up to 6 µs each way
+	s := o.base(topo, flows, o.duration(300))
+	s.loss = 0
+	s.sprayPaths = o.NIC.PathsPerConnection // the baseline sprays over as many source ports
+	return both("reorder", map[string]any{"hosts": hosts, "pattern": o.Pattern, "seed": o.Seed,
+		"spine_delay_skew_us": 2, "spray_paths": s.sprayPaths}, s)
+}
+
+// runIncast runs N senders toward host 0 with hints on (and off, for contrast).
+func runIncast(o Options) (*Result, error) {
+	sizes := []int{8, 64}
+	if o.Incast > 0 {
+		sizes = []int{o.Incast}
+	}
+	res := &Result{Scenario: "incast", Params: map[string]any{"senders": sizes, "seed": o.Seed}}
+	for _, n := range sizes {
+		p, err := incastPoint(o, n)
+		if err != nil {
+			return nil, err
+		}
+		res.Points = append(res.Points, *p)
+	}
+	if len(res.Points) == 1 {
+		return &res.Points[0], nil
+	}
+	res.Figures = res.Points[0].Figures
+	return res, nil
+}
+
+func incastSpec(o Options, n int) (runSpec, fabric.Time) {
+	topo := leafSpine(n+1, 1, o.Seed)
+	topo.HostsPerLeaf = 16
+	var flows [][2]int
+	for s := 1; s <= n; s++ {
+		flows = append(flows, [2]int{s, 0})
+	}
+	o.MsgBytes = 256 << 10
+	spec := o.base(topo, flows, o.duration(400))
+	spec.warmup = 0
+	// Base RTT: four links each way, plus one MTU frame's serialization per hop of the data.
+	baseRTT := 8*topo.LinkDelay + 4*fabric.Time(float64((o.NIC.MTU+100)*8)*1000/topo.HostLinkGbps)
+	return spec, baseRTT
+}
+
+// incastMetaRoCE runs MetaRoCE's N:1 incast and measures convergence: the first time from which
+// the rate every sender's congestion state allows (window or rate cap per SRTT, see
+// allowedRate) stays within 10% of the fair share until the end of the window. The state, not
+// packet counts: at 64:1 a sender's fair share is under one packet per RTT.
+func incastMetaRoCE(o Options, n int, hints bool) (Figures, error) {
+	s, baseRTT := incastSpec(o, n)
+	s.hints = hints
+	fair := s.topo.HostLinkGbps * 1e9 / float64(n)
+	mtuBits := float64(o.NIC.MTU * 8)
+	var converged fabric.Time = -1
+	s.sampleEvery = baseRTT / 4
+	s.sample = func(now fabric.Time, hosts []traffic.Host) {
+		ok := true
+		for _, h := range hosts[1:] {
+			if r := allowedRate(h.(*transport.NIC), 0, mtuBits); math.Abs(r-fair) > 0.1*fair {
+				ok = false
+				break
+			}
+		}
+		switch {
+		case ok && converged < 0:
+			converged = now
+		case !ok:
+			converged = -1
+		}
+	}
+	f, err := run(MetaRoCE, s)
+	if err != nil {
+		return f, err
+	}
+	if converged >= 0 {
+		v := float64(converged) / float64(baseRTT)
+		f.ConvergenceRTTs = &v
+	}
+	return f, nil
+}
+
+func incastPoint(o Options, n int) (*Result, error) {
+	on, err := incastMetaRoCE(o, n, true)
+	if err != nil {
+		return nil, err
+	}
+	off, err := incastMetaRoCE(o, n, false)
+	if err != nil {
+		return nil, err
+	}
+	spec, baseRTT := incastSpec(o, n)
+	b, err := run(RoCEv2, spec)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Scenario: "incast", Params: map[string]any{"senders": n, "seed": o.Seed, "base_rtt_us": float64(baseRTT) / float64(fabric.Microsecond)},
+		Figures: on, Contrast: &off, Baseline: &b}, nil
+}
+
+// allowedRate is the rate (b/s) the congestion state of nic's connection to peer allows: the
+// connection window or the rate cap (whichever is lower, with its fraction) per SRTT averaged
+// over its paths.
+func allowedRate(nic *transport.NIC, peer int, mtuBits float64) float64 {
+	c := connIndexOf(nic.Host(), peer)
+	win := nic.Window()
+	ce := win.Conn(c)
+	var srtt float64
+	k := 0
+	for p := 0; p < win.Params().Paths; p++ {
+		if e := win.Path(c, p); e.RTTValid {
+			srtt += float64(e.SRTT)
+			k++
+		}
+	}
+	if k == 0 {
+		return math.Inf(1)
+	}
+	srtt /= float64(k)
+	w := float64(min(ce.Cwnd, ce.RateCap)) / 256
+	return w * mtuBits / (srtt * 1e-9)
+}
+
+func connIndexOf(h, p int) int {
+	if p < h {
+		return p
+	}
+	return p - 1
+}
+
+func runPlanes(o Options) (*Result, error) {
+	hosts := o.hosts(64)
+	counts := []int{1, 2, 4, 8}
+	if o.Planes > 0 {
+		counts = []int{o.Planes}
+	}
+	flows, err := pattern(o.Pattern, hosts)
+	if err != nil {
+		return nil, err
+	}
+	o.Outstanding = 1
+	res := &Result{Scenario: "planes", Params: map[string]any{"hosts": hosts, "connections": len(flows), "planes": counts, "seed": o.Seed}}
+	var xs, ys []float64
+	for _, k := range counts {
+		s := o.base(leafSpine(hosts, k, o.Seed), flows, o.duration(200))
+		r, err := both("planes", map[string]any{"planes": k, "hosts": hosts, "connections": len(flows)}, s)
+		if err != nil {
+			return nil, err
+		}
+		res.Points = append(res.Points, *r)
+		xs, ys = append(xs, float64(k)), append(ys, r.GoodputGbps)
+	}
+	res.Figures = res.Points[len(res.Points)-1].Figures
+	if len(xs) > 1 {
+		f := fit(xs, ys)
+		res.Fit = &f
+	}
+	return res, nil
+}
+
+func fit(xs, ys []float64) LinearFit {
+	n := float64(len(xs))
+	var sx, sy, sxx, sxy float64
+	for i := range xs {
+		sx += xs[i]
+		sy += ys[i]
+		sxx += xs[i] * xs[i]
+		sxy += xs[i] * ys[i]
+	}
+	slope := (n*sxy - sx*sy) / (n*sxx - sx*sx)
+	icpt := (sy - slope*sx) / n
+	var ssr, sst float64
+	for i := range xs {
+		e := ys[i] - (slope*xs[i] + icpt)
+		ssr += e * e
+		d := ys[i] - sy/n
+		sst += d * d
+	}
+	r2 := 1.0
+	if sst > 0 {
+		r2 = 1 - ssr/sst
+	}
+	return LinearFit{Slope: slope, Intercept: icpt, R2: r2}
+}
+
+func runFailure(o Options) (*Result, error) {
+	hosts := o.hosts(16)
+	flows, err := pattern(o.Pattern, hosts)
+	if err != nil {
+		return nil, err
+	}
+	if o.Fail == "" {
+		o.Fail = "spine"
+	}
+	planes := 1
+	if o.Fail == "plane" {
+		planes = 4
+	}
+	dur := o.duration(1500)
+	s := o.base(leafSpine(hosts, planes, o.Seed), flows, dur)
+	s.outstanding = 1
+	s.warmup = 0
+	s.binWidth = 25 * fabric.Microsecond
+	failAt := dur / 3
+	switch o.Fail {
+	case "spine":
+		s.setup = func(n *fabric.Network) error { return n.FailSwitch("p0.spine1", failAt) }
+	case "plane":
+		s.setup = func(n *fabric.Network) error { return n.FailPlane(1, failAt) }
+	default:
+		return nil, fmt.Errorf("sim: unknown failure %q; failures: spine, plane", o.Fail)
+	}
+	r, err := both("failure", map[string]any{"hosts": hosts, "fail": o.Fail, "fail_at_us": float64(failAt) / float64(fabric.Microsecond),
+		"reroute": "never (black hole until the end)", "seed": o.Seed}, s)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range []*Figures{&r.Figures, r.Baseline} {
+		if v, ok := recovery(f.Timeline, failAt); ok {
+			f.RecoveryUs = &v
+		}
+	}
+	return r, nil
+}
+
+// recovery is how long after the failure the throughput first reaches 90% of its mean over the
+// last quarter of the run (the post-failure steady state) and stays there for 4 bins.
+func recovery(tl []Sample, failAt fabric.Time) (float64, bool) {
+	if len(tl) < 8 {
+		return 0, false
+	}
+	tail := tl[len(tl)*3/4:]
+	var mean float64
+	for _, s := range tail {
+		mean += s.Gbps
+	}
+	mean /= float64(len(tail))
+	fa := float64(failAt) / float64(fabric.Microsecond)
+	idx := sort.Search(len(tl), func(i int) bool { return tl[i].TimeUs > fa })
+	for i := idx; i+4 <= len(tl); i++ {
+		ok := true
+		for _, s := range tl[i : i+4] {
+			if s.Gbps < 0.9*mean {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return tl[i].TimeUs - fa, mean > 0
+		}
+	}
+	return 0, false
+}
