@@ -63,6 +63,7 @@ func (e *env) requireAllDelivered(t testing.TB) {
 	require.Equal(t, tot.Messages, tot.ReceiverCompleted)
 	require.Equal(t, tot.Messages, tot.SenderCompleted)
 	require.Equal(t, tot.BytesPosted, tot.BytesDelivered)
+	require.Equal(t, tot.BytesPosted, tot.BytesPlaced, "go-back-N places every byte once")
 	c := e.sum()
 	for _, k := range []string{"verify_failures", "opcode_errors", "length_errors", "unknown_packets", "rejected", "retry_exceeded", "messages_flushed"} {
 		require.Zero(t, c[k], k)

@@ -354,6 +354,7 @@ func (q *qp) accept(now fabric.Time, d *DataPacket) {
 		}
 	}
 	q.nic.mem.Write(q.rx.base+q.rx.off, d.Data)
+	c.ledger.Placed(d.MsgID, len(d.Data)) // in order: every byte is placed exactly once
 	q.rx.off += uint64(len(d.Data))
 	q.epsn = c.space.Add(q.epsn, 1)
 	q.nakSent = false
