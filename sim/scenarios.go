@@ -74,9 +74,6 @@ func Run(o Options) (*Result, error) {
 	if o.MsgBytes == 0 {
 		o.MsgBytes = 64 << 10
 	}
-	if o.Outstanding == 0 {
-		o.Outstanding = 2
-	}
 	if o.InitCwnd == 0 {
 		o.InitCwnd = DefaultInitCwnd
 	}
@@ -148,7 +145,11 @@ func pattern(name string, hosts int) ([][2]int, error) {
 }
 
 func (o Options) base(topo fabric.Topology, flows [][2]int, duration fabric.Time) runSpec {
-	return runSpec{topo: topo, flows: flows, msgBytes: o.MsgBytes, outstanding: o.Outstanding,
+	out := o.Outstanding
+	if out == 0 {
+		out = 2
+	}
+	return runSpec{topo: topo, flows: flows, msgBytes: o.MsgBytes, outstanding: out,
 		warmup: 50 * fabric.Microsecond, duration: duration, drain: 200 * fabric.Millisecond,
 		loss: o.Loss, nic: o.NIC, hints: true, sprayPaths: 1}
 }
@@ -175,8 +176,10 @@ func runLoss(o Options) (*Result, error) {
 	if o.Pattern == "" {
 		o.Pattern = "all-to-all"
 	}
-	if o.Outstanding == 2 && o.Pattern == "all-to-all" {
-		o.Outstanding = 1
+	if o.Outstanding == 0 {
+		// Enough in flight for one flow to fill its path (ring), without piling up work
+		// when every host talks to every other.
+		o.Outstanding = map[string]int{"all-to-all": 2, "ring": 4}[o.Pattern]
 	}
 	point := func(loss float64) (*Result, error) {
 		o2 := o
@@ -357,6 +360,9 @@ func runPlanes(o Options) (*Result, error) {
 		}
 		res.Points = append(res.Points, *r)
 		xs, ys = append(xs, float64(k)), append(ys, r.GoodputGbps)
+	}
+	if len(res.Points) == 1 {
+		return &res.Points[0], nil
 	}
 	res.Figures = res.Points[len(res.Points)-1].Figures
 	if len(xs) > 1 {

@@ -77,7 +77,7 @@ type Totals struct {
 	FirstFailure            string
 	DataPackets             uint64 // data packets sent, first copies and retransmissions
 	Retransmissions         uint64
-	SpuriousRetransmissions uint64 // retransmissions of a packet whose earlier copy had arrived
+	SpuriousRetransmissions uint64 // copies of a packet that reached the receiving NIC after one already had
 }
 
 type packetKey struct {
@@ -115,21 +115,28 @@ func (l *Ledger) Messages() []*Message {
 }
 
 // SentPacket records a data packet put on the wire: packet pkt of message id, a retransmission
-// or the first copy. A retransmission is spurious when an earlier copy had already arrived.
+// or the first copy.
 func (l *Ledger) SentPacket(id uint64, pkt uint32, retransmission bool) {
 	l.Totals.DataPackets++
-	if !retransmission {
-		return
-	}
-	l.Totals.Retransmissions++
-	if l.arrived[packetKey{id, pkt}] {
-		l.Totals.SpuriousRetransmissions++
+	if retransmission {
+		l.Totals.Retransmissions++
 	}
 }
 
 // ArrivedPacket records that a copy of packet pkt of message id reached the receiving NIC
-// (whatever the receiver then did with it).
-func (l *Ledger) ArrivedPacket(id uint64, pkt uint32) { l.arrived[packetKey{id, pkt}] = true }
+// (whatever the receiver then did with it). Every copy after the first is a spurious
+// retransmission: the fabric neither duplicates nor forges packets, so a second arrival means
+// the sender resent a packet that was not lost (its earlier copy had arrived, or was still in
+// flight and arrived later). Needed retransmissions are the others: Retransmissions −
+// SpuriousRetransmissions.
+func (l *Ledger) ArrivedPacket(id uint64, pkt uint32) {
+	k := packetKey{id, pkt}
+	if l.arrived[k] {
+		l.Totals.SpuriousRetransmissions++
+		return
+	}
+	l.arrived[k] = true
+}
 
 // Placed records n payload bytes of message id written to its receiver's memory for the first
 // time (a duplicate that rewrites bytes already placed is not counted): goodput and per-flow

@@ -48,6 +48,8 @@ func TestSpuriousRetransmissions(t *testing.T) {
 	l.SentPacket(m.ID, 1, false)
 	l.ArrivedPacket(m.ID, 1)
 	l.SentPacket(m.ID, 0, true) // packet 0 was lost: needed
+	l.ArrivedPacket(m.ID, 0)
 	l.SentPacket(m.ID, 1, true) // packet 1 had arrived: spurious
+	l.ArrivedPacket(m.ID, 1)
 	require.Equal(t, Totals{Messages: 1, BytesPosted: 8192, DataPackets: 4, Retransmissions: 2, SpuriousRetransmissions: 1}, l.Totals)
 }

@@ -276,7 +276,9 @@ func (nic *NIC) onAck(w *wire.Packet) {
 		}
 		for i := 0; i < ar.Lost.Len(); i++ {
 			if ar.Lost.Get(i) {
-				if rec := recs[nic.psns.Add(ar.Base, uint32(i))]; rec != nil {
+				// A retransmitted copy sent after the packet that triggered this ACK is
+				// still on its way: the ACK cannot know about it.
+				if rec := recs[nic.psns.Add(ar.Base, uint32(i))]; rec != nil && (!rec.retx || sentBefore(rec.sentAt, w.Ack.TimestampEcho)) {
 					nic.cnt["sack_losses"]++
 					nic.queueRetx(rec)
 				}
@@ -313,12 +315,15 @@ func (nic *NIC) lostBefore(cn *conn, path int, echo uint32) {
 		if rec == nil || rec.sacked || rec.queued || rec.inNIC {
 			continue
 		}
-		if d := echo - rec.sentAt; d != 0 && d < 1<<31 {
+		if sentBefore(rec.sentAt, echo) {
 			nic.cnt["time_losses"]++
 			nic.queueRetx(rec)
 		}
 	}
 }
+
+// sentBefore reports whether ns timestamp a is before b (mod 2^32, serially).
+func sentBefore(a, b uint32) bool { d := b - a; return d != 0 && d < 1<<31 }
 
 // acked counts one packet of a message as delivered; the message completes at the sender when
 // all its packets are.
