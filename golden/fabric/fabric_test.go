@@ -39,7 +39,7 @@ func (b *blaster) Receive(now Time, port int, p *Packet) {
 
 func smallTopo() Topology {
 	t := DefaultTopology()
-	t.Hosts, t.HostsPerLeaf, t.Spines = 8, 4, 2
+	t.Hosts, t.HostsPerLeaf, t.Spines, t.Jitter = 8, 4, 2, 0
 	return t
 }
 
@@ -220,9 +220,28 @@ func TestBackgroundLoadIsConsumedAndCompetes(t *testing.T) {
 	require.Zero(t, st.Delivered)
 }
 
+func TestJitterKeepsLinksFIFO(t *testing.T) {
+	topo := smallTopo()
+	topo.Jitter = 500 * Nanosecond // more than a 1000-byte frame's 82 ns: would reorder without FIFO
+	sim, n, bs := setup(t, topo)
+	bs[0].dst, bs[0].count = 5, 2000
+	n.Kick(0, 0)
+	sim.Run(Second)
+	require.Len(t, bs[5].got, 2000)
+	spread := map[Time]bool{}
+	for i, p := range bs[5].got {
+		require.Equal(t, i, p.Payload, "frames of one 5-tuple arrive in order")
+		if i > 0 {
+			spread[bs[5].gotAt[i]-bs[5].gotAt[i-1]] = true
+		}
+	}
+	require.Greater(t, len(spread), 100, "jitter varies the spacing")
+}
+
 func TestDeterministic(t *testing.T) {
 	run := func() []Time {
 		topo := smallTopo()
+		topo.Jitter = 30 * Nanosecond
 		sim, n, bs := setup(t, topo)
 		n.SetLinkLoss(0.05)
 		for h := 1; h < 8; h++ {

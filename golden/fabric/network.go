@@ -77,6 +77,8 @@ type Port struct {
 	peerPort int // the far end's port index (its ingress)
 	psPerBit float64
 	Delay    Time
+	Jitter   Time    // extra propagation delay, uniform in [0, Jitter), FIFO per link
+	lastArr  Time    // arrival time of the previous frame (FIFO under jitter)
 	Loss     float64 // probability a frame is lost on this link
 	up       bool
 	inRoute  bool // still used by routing (false after reconvergence removed it)
@@ -282,7 +284,12 @@ func (n *Network) txDone(p *Port, pkt *Packet) {
 	case p.Loss > 0 && n.rng.Float64() < p.Loss:
 		p.Stats.LossDrops++
 	default:
-		n.sim.push(event{at: n.sim.now + p.Delay, kind: evArrive, port: p, pkt: pkt})
+		at := n.sim.now + p.Delay
+		if p.Jitter > 0 {
+			at = max(at+Time(n.rng.Int64N(int64(p.Jitter))), p.lastArr)
+			p.lastArr = at
+		}
+		n.sim.push(event{at: at, kind: evArrive, port: p, pkt: pkt})
 	}
 	// Next frame: switch ports drain their queue, NIC ports pull from the endpoint.
 	if p.owner.kind == switchNode {

@@ -17,6 +17,10 @@ type Topology struct {
 	HostLinkGbps, FabricLinkGbps float64
 	// LinkDelay is the propagation delay of every link.
 	LinkDelay Time
+	// Jitter adds a uniformly random delay in [0, Jitter) to every frame's propagation, kept
+	// FIFO per link (a frame never overtakes the previous one on its link). A little jitter
+	// breaks the phase lock-outs of perfectly periodic arrivals at a full drop-tail queue.
+	Jitter Time
 	// SpineDelaySkew adds s × SpineDelaySkew to the delay of spine s's links, so that routes
 	// through different spines differ in delay and sprayed packets arrive out of order.
 	SpineDelaySkew Time
@@ -29,10 +33,11 @@ type Topology struct {
 }
 
 // DefaultTopology is 16 hosts on 4 leaves and 4 spines, one plane, 100 Gb/s everywhere, 1 µs
-// links, 1 MB egress buffers and DCQCN-style marking (Kmin 100 KB, Kmax 400 KB, Pmax 0.2).
+// links with up to 20 ns of jitter, 1 MB egress buffers and DCQCN-style marking (Kmin 100 KB,
+// Kmax 400 KB, Pmax 0.2).
 func DefaultTopology() Topology {
 	return Topology{Hosts: 16, HostsPerLeaf: 4, Spines: 4, Planes: 1, HostLinkGbps: 100,
-		FabricLinkGbps: 100, LinkDelay: Microsecond, BufferBytes: 1 << 20,
+		FabricLinkGbps: 100, LinkDelay: Microsecond, Jitter: 20 * Nanosecond, BufferBytes: 1 << 20,
 		RED: RED{KminBytes: 100_000, KmaxBytes: 400_000, Pmax: 0.2}, Seed: 1}
 }
 
@@ -57,7 +62,7 @@ func (t Topology) Validate() error {
 	if t.HostLinkGbps <= 0 || t.FabricLinkGbps <= 0 {
 		errs = append(errs, fmt.Errorf("link rates %.1f/%.1f Gb/s: must be positive", t.HostLinkGbps, t.FabricLinkGbps))
 	}
-	if t.LinkDelay < 0 || t.BufferBytes < 0 || t.SpineDelaySkew < 0 {
+	if t.LinkDelay < 0 || t.BufferBytes < 0 || t.SpineDelaySkew < 0 || t.Jitter < 0 {
 		errs = append(errs, errors.New("link delay and buffer must not be negative"))
 	}
 	if t.RED.KmaxBytes > 0 && (t.RED.KminBytes > t.RED.KmaxBytes || t.RED.Pmax < 0 || t.RED.Pmax > 1) {
@@ -126,7 +131,7 @@ func Build(sim *Sim, t Topology) (*Network, error) {
 func (n *Network) link(a, b *node, gbps float64, t Topology) {
 	mk := func(from, to *node) *Port {
 		p := &Port{Name: from.name + "->" + to.name, owner: from, peer: to, psPerBit: 1000 / gbps,
-			Delay: t.LinkDelay, up: true, inRoute: true}
+			Delay: t.LinkDelay, Jitter: t.Jitter, up: true, inRoute: true}
 		if from.kind == switchNode {
 			p.capBytes, p.red = t.BufferBytes, t.RED
 		}
