@@ -435,7 +435,7 @@ func (nic *NIC) scan() {
 }
 
 // tailProbe resends a path's oldest unacknowledged packet when the path has been silent for
-// two smoothed RTTs plus the ACK delay (at least TailProbeMin) since it left: the ACK the probe
+// max(2·SRTT, SRTT + 4·RTTVar) plus the ACK delay (at least TailProbeMin) since it left: the ACK the probe
 // draws lets loss-by-send-time repair the tail that no later packet on the path revealed
 // (a path of a slow connection may carry a single packet at a time). One probe per ACK; the
 // window's RTO, which drives the suspect and failed states, is not touched.
@@ -447,7 +447,7 @@ func (nic *NIC) tailProbe(cn *conn, path int, ns uint32) {
 	if !e.RTTValid || e.State == window.Failed {
 		return
 	}
-	pto := max(2*e.SRTT+uint32(nic.nw.cfg.AckDelay.NS()), uint32(TailProbeMin.NS()))
+	pto := max(max(2*e.SRTT, e.SRTT+4*e.RTTVar)+uint32(nic.nw.cfg.AckDelay.NS()), uint32(TailProbeMin.NS()))
 	rec := nic.oldest(cn, path)
 	if rec == nil || rec.queued || rec.inNIC {
 		return

@@ -33,7 +33,8 @@
 //     lost; it is resent. This repairs tail losses (no later packet, so no SACK gap) and lost
 //     retransmissions within one RTT of the next ACK on the path, leaving the RTO for paths that
 //     go silent.
-//   - Tail-loss probe: a path silent for 2·SRTT + AckDelay (at least TailProbeMin) after its
+//   - Tail-loss probe: a path silent for max(2·SRTT, SRTT + 4·RTTVar) + AckDelay (at least
+//     TailProbeMin) after its
 //     oldest unacknowledged packet left resends that packet once; the ACK it draws lets loss by
 //     send time repair the rest. (A slow connection spread over many paths may have a single
 //     packet on a path, whose loss no SACK gap reveals.)
