@@ -10,6 +10,7 @@ import (
 	"github.com/mrgen/mrgen/golden/fabric"
 	"github.com/mrgen/mrgen/golden/traffic"
 	"github.com/mrgen/mrgen/golden/transport"
+	"github.com/mrgen/mrgen/golden/wire"
 )
 
 // Options select a scenario and its parameters; zero values take the scenario's defaults.
@@ -259,7 +260,12 @@ func incastSpec(o Options, n int) (runSpec, fabric.Time) {
 // allowedRate) stays within 10% of the fair share until the end of the window. The state, not
 // packet counts: at 64:1 a sender's fair share is under one packet per RTT.
 func incastMetaRoCE(o Options, n int, hints bool) (Figures, error) {
-	s, baseRTT := incastSpec(o, n)
+	s, _ := incastSpec(o, n)
+	return incastMetaRoCEspec(o, n, hints, s)
+}
+
+func incastMetaRoCEspec(o Options, n int, hints bool, s runSpec) (Figures, error) {
+	_, baseRTT := incastSpec(o, n)
 	s.hints = hints
 	fair := s.topo.HostLinkGbps * 1e9 / float64(n)
 	mtuBits := float64(o.NIC.MTU * 8)
@@ -309,27 +315,22 @@ func incastPoint(o Options, n int) (*Result, error) {
 		Figures: on, Contrast: &off, Baseline: &b}, nil
 }
 
-// allowedRate is the rate (b/s) the congestion state of nic's connection to peer allows: the
-// connection window or the rate cap (whichever is lower, with its fraction) per SRTT averaged
-// over its paths.
+// allowedRate is the rate (b/s) the congestion state of nic's connection to peer allows: its
+// window, the lower of the connection window and the rate cap with their fractional bits, over
+// the round trip the rate cap is sized for (1.25 × the connection's base RTT, golden/window),
+// and at most the pacer's rate, the last rate hint. +Inf before the first RTT sample.
 func allowedRate(nic *transport.NIC, peer int, mtuBits float64) float64 {
-	c := connIndexOf(nic.Host(), peer)
-	win := nic.Window()
-	ce := win.Conn(c)
-	var srtt float64
-	k := 0
-	for p := 0; p < win.Params().Paths; p++ {
-		if e := win.Path(c, p); e.RTTValid {
-			srtt += float64(e.SRTT)
-			k++
-		}
-	}
-	if k == 0 {
+	ce := nic.Window().Conn(connIndexOf(nic.Host(), peer))
+	if !ce.MinValid || ce.MinRTT == 0 {
 		return math.Inf(1)
 	}
-	srtt /= float64(k)
+	rtt := 1.25 * float64(ce.MinRTT)
 	w := float64(min(ce.Cwnd, ce.RateCap)) / 256
-	return w * mtuBits / (srtt * 1e-9)
+	r := w * mtuBits / (rtt * 1e-9)
+	if ce.RateHint != 0 { // the pacer's rate (golden/transport)
+		r = min(r, float64(ce.RateHint)*wire.RateHintUnitMbps*1e6)
+	}
+	return r
 }
 
 func connIndexOf(h, p int) int {
@@ -349,11 +350,14 @@ func runPlanes(o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	o.Outstanding = 1
 	res := &Result{Scenario: "planes", Params: map[string]any{"hosts": hosts, "connections": len(flows), "planes": counts, "seed": o.Seed}}
 	var xs, ys []float64
 	for _, k := range counts {
 		s := o.base(leafSpine(hosts, k, o.Seed), flows, o.duration(200))
+		// The offered load grows with the capacity: two messages in flight per flow per plane.
+		if o.Outstanding == 0 {
+			s.outstanding = 2 * k
+		}
 		r, err := both("planes", map[string]any{"planes": k, "hosts": hosts, "connections": len(flows)}, s)
 		if err != nil {
 			return nil, err

@@ -67,8 +67,9 @@ type conn struct {
 	needInit  []bool
 	probed    []bool // the path's tail-loss probe went out since its last ACK
 	inWork    bool
-	blocked   bool // the last SendDecision said no; cleared by the next ACK or timer event
-	sending   bool // has ever sent (scanned by the timer)
+	blocked   bool        // the last SendDecision said no; cleared by the next ACK or timer event
+	nextSend  fabric.Time // pacing: no new or moved packet before this time
+	sending   bool        // has ever sent (scanned by the timer)
 	// Receive side.
 	lastData fabric.Time
 	active   bool
@@ -109,6 +110,7 @@ type NIC struct {
 	active  int // connections counted by the rate hint
 	owedQ   []*owedAck
 	flushOn bool
+	wakeAt  fabric.Time // a fill is scheduled for this time (0: none)
 	linkMb  float64
 	cnt     map[string]uint64
 }

@@ -65,7 +65,7 @@ func checkInvariants(tb *Table) error {
 func checkDecision(before *Table, conn int, d Decision) error {
 	p := before.p
 	c := before.conns[conn]
-	limit := min(c.Cwnd, c.RateCap) >> FracBits
+	limit := (min(c.Cwnd, c.RateCap) + One - 1) >> FracBits // rounded up
 	best := 0
 	for path := 0; path < p.Paths; path++ {
 		best = max(best, Class(before.Path(conn, path)))

@@ -54,6 +54,8 @@ type ConnEntry struct {
 	DecValid     bool
 	RateHint     uint16
 	RateCap      uint32 // fp
+	MinRTT       uint32 // ns, the smallest RTT sample of any of its paths (valid with MinValid)
+	MinValid     bool
 	RR           uint32
 }
 
@@ -143,6 +145,9 @@ func (t *Table) AckUpdate(conn, path int, a Ack, now uint32) AckResult {
 	sample := now - a.TimestampEcho
 	if !nanos.Negative(sample) { // an echo "from the future" is discarded
 		r.SampleValid, r.Sample = true, sample
+		if !c.MinValid || sample < c.MinRTT {
+			c.MinRTT, c.MinValid = sample, true
+		}
 		if !e.RTTValid {
 			e.SRTT, e.RTTVar, e.RTTValid = sample, sample>>1, true
 		} else {
@@ -190,7 +195,7 @@ func (t *Table) AckUpdate(conn, path int, a Ack, now uint32) AckResult {
 	if a.RateHint == 0 {
 		c.RateCap = p.ConnMaxCwnd
 	} else if e.RTTValid {
-		c.RateCap = p.rateCap(a.RateHint, e.SRTT)
+		c.RateCap = p.rateCap(a.RateHint, c.MinRTT+c.MinRTT>>2)
 	}
 	// 6. Liveness.
 	e.Timeouts = 0
@@ -219,7 +224,8 @@ func additive(cwnd, accum, acked, step, maxCwnd, accMax uint32) (uint32, uint32,
 	return cwnd, min(s, accMax), inc
 }
 
-// rateCap is the connection window the rate hint allows: hint × SRTT in packets, fp, clamped.
+// rateCap is the connection window the rate hint allows: hint × rtt in packets, fp, clamped
+// (AckUpdate passes 1.25 × the connection's base RTT).
 func (p Params) rateCap(hint uint16, srtt uint32) uint32 {
 	s := uint64(min(srtt, 1<<RTTCapBits-1))
 	v := uint64(hint) * s * p.RateCapMul >> RTTCapBits
@@ -280,7 +286,7 @@ func Class(e PathEntry) int {
 func (t *Table) SendDecision(conn int, now uint32) Decision {
 	p := t.p
 	c := &t.conns[conn]
-	if limit := min(c.Cwnd, c.RateCap) >> FracBits; c.Inflight >= limit {
+	if limit := (min(c.Cwnd, c.RateCap) + One - 1) >> FracBits; c.Inflight >= limit {
 		if c.RateCap < c.Cwnd {
 			return Decision{Reason: ReasonRateCap}
 		}

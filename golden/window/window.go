@@ -42,6 +42,7 @@
 //	LastDecrease  32 bits, DecValid 1 bit
 //	RateHint      16 bits  the last rate hint received on any path
 //	RateCap       27 bits  fp, the window the rate hint allows, in [min_cwnd, conn_max_cwnd]·256
+//	MinRTT        32 bits  ns, the smallest valid RTT sample of any of its paths; MinValid 1 bit
 //	RR            path_id_width bits, the spraying pointer, in [0, paths_per_connection)
 //
 // Bytes in flight are not kept: the window unit counts packets; byte-granular pacing would need
@@ -58,7 +59,10 @@
 //     and >> an arithmetic (flooring) shift:
 //     RTTVar += (|d| − RTTVar) >> rttvar_shift;  SRTT += d >> srtt_shift.
 //     RTO = clamp(SRTT + 4·RTTVar, rto_min, rto_max) (computed in 34 bits), or rto_initial while
-//     no sample is valid. The ACK therefore also ends any backoff.
+//     no sample is valid. The ACK therefore also ends any backoff. The connection's MinRTT
+//     becomes the sample when it is the first of the connection or below MinRTT: the base RTT
+//     the rate cap uses. (Per connection, not per path: a path whose first sample came during a
+//     queue would keep an inflated minimum, and the cap would swing with the acking path.)
 //  2. In flight. acked = min(CumAdvance + NewlySacked, Inflight); both the path's and the
 //     connection's Inflight drop by acked. The caller counts each packet once: CumAdvance are
 //     the packets newly covered by the cumulative PSN that were not SACKed before, NewlySacked
@@ -77,10 +81,16 @@
 //     connection's own LastDecrease (gated by the acking path's SRTT) and an increase of
 //     ai_step × paths_per_connection packets per connection window's worth of unmarked ACKs,
 //     so that the connection window grows as fast as the sum of its paths' windows.
-//  5. Rate hint. The path and the connection store RateHint. If the path's SRTT is valid,
-//     RateCap = clamp(hint × min(SRTT, 2^24−1) × RateCapMul >> 24, min, conn_max)·fp, where
-//     RateCapMul = floor(2^28 / (5·mtu)): hint·100 Mb/s × SRTT in packets of mtu bytes, ×256.
-//     (The product is at most 58 bits.) Hint 0 means no limit: RateCap = conn_max.
+//  5. Rate hint. The path and the connection store RateHint. If the path's RTT is valid,
+//     RateCap = clamp(hint × min(T, 2^24−1) × RateCapMul >> 24, min, conn_max)·fp with
+//     T = MinRTT + MinRTT>>2 (the connection's, a 32-bit sum), where RateCapMul = floor(2^28 / (5·mtu)):
+//     hint·100 Mb/s × T in packets of mtu bytes, ×256. (The product is at most 58 bits.) Hint 0
+//     means no limit: RateCap = conn_max. The base RTT, not SRTT: a cap of hint × SRTT grows
+//     with the queue it causes and so keeps it, while hint × base RTT is the hinted share of one
+//     bandwidth-delay product, so the senders of an incast drain the queue once the hints
+//     arrive. The quarter on top is headroom for the ACK clock (delayed ACKs, receiver
+//     processing): with exactly one BDP a lone flow reached 75% of line rate, with 1.25 it
+//     keeps the link busy; the price is at most a quarter BDP of queue at the bottleneck.
 //  6. Liveness. Timeouts = 0; a Suspect path becomes Active. The timer restarts
 //     (Deadline = now + RTO) if the path still has packets in flight, else it is disarmed.
 //
@@ -88,9 +98,12 @@
 //
 // SendDecision(conn, now) picks the path of the connection's next new packet:
 //
-//   - The connection may send when Inflight < min(Cwnd, RateCap) >> 8 (the rate-hint cap acts
-//     as a window: the hinted rate times the RTT). Otherwise the answer is not ok, with reason
-//     ReasonRateCap when RateCap < Cwnd, else ReasonConnWindow.
+//   - The connection may send when Inflight < ⌈min(Cwnd, RateCap) / 256⌉ (the rate-hint cap acts
+//     as a window: the hinted rate times the base RTT). Rounding up lets a connection whose
+//     share is a fraction of a packet more than its integer part keep its share (rounding down
+//     lost up to a third of a two-packet share); the excess is at most one packet per
+//     connection. Otherwise the answer is not ok, with reason ReasonRateCap when
+//     RateCap < Cwnd, else ReasonConnWindow.
 //   - Each path has a 2-bit class, a function of its own entry only:
 //     0 (ineligible) when Failed or Inflight ≥ Cwnd>>8;
 //     1 when Suspect or Marked (and it has window);

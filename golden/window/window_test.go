@@ -236,21 +236,30 @@ func TestRateHintCap(t *testing.T) {
 	require.Equal(t, uint32(31249), p.rateCap(4000, 10_000), "400 Gb/s × 10 µs = 122 packets of 4 KiB")
 	require.Equal(t, p.MinCwnd, p.rateCap(1, 10), "floor")
 	require.Equal(t, p.ConnMaxCwnd, p.rateCap(0xFFFF, 0xFFFF_FFFF), "cap")
-	require.Equal(t, p.rateCap(100, 1<<RTTCapBits-1), p.rateCap(100, 0x7FFF_FFFF), "SRTT clamped to 24 bits")
+	require.Equal(t, p.rateCap(100, 1<<RTTCapBits-1), p.rateCap(100, 0x7FFF_FFFF), "RTT clamped to 24 bits")
 
 	tb := New(p) // connection window 256, 8 paths × 32
 	// A hint before any RTT sample is stored but sets no cap.
 	tb.AckUpdate(0, 0, Ack{RateHint: 4000, TimestampEcho: 5}, 0)
 	require.Equal(t, p.ConnMaxCwnd, tb.Conn(0).RateCap)
 	require.Equal(t, uint16(4000), tb.Conn(0).RateHint)
-	r := tb.AckUpdate(0, 0, Ack{RateHint: 4000, TimestampEcho: 0}, 10_000)
+	r := tb.AckUpdate(0, 0, Ack{RateHint: 4000, TimestampEcho: 0}, 8_000)
 	require.True(t, r.SampleValid)
-	require.Equal(t, uint32(31249), tb.Conn(0).RateCap)
+	require.Equal(t, uint32(31249), tb.Conn(0).RateCap, "1.25 × the 8 µs base RTT")
 	require.Equal(t, uint16(4000), tb.Path(0, 0).RateHint)
-	for i := 0; i < 122; i++ {
+	for i := 0; i < 123; i++ { // ⌈31249/256⌉ = ⌈122.07⌉
 		require.True(t, tb.SendDecision(0, 10_000).OK, "send %d", i)
 	}
 	require.Equal(t, Decision{Reason: ReasonRateCap}, tb.SendDecision(0, 10_000))
+	// A queue that triples the RTT does not grow the cap: it follows the base RTT.
+	r = tb.AckUpdate(0, 0, Ack{RateHint: 4000, TimestampEcho: 10_000}, 34_000)
+	require.Equal(t, uint32(24_000), r.Sample)
+	require.Equal(t, uint32(8_000), tb.Conn(0).MinRTT)
+	require.Equal(t, uint32(31249), tb.Conn(0).RateCap)
+	require.Greater(t, tb.Path(0, 0).SRTT, uint32(8_000))
+	r = tb.AckUpdate(0, 3, Ack{RateHint: 4000, TimestampEcho: 40_000}, 46_000)
+	require.Equal(t, uint32(6_000), tb.Conn(0).MinRTT, "a lower sample on any path lowers the base")
+	require.Equal(t, p.rateCap(4000, 7_500), tb.Conn(0).RateCap)
 	// Hint 0 lifts the cap.
 	tb.AckUpdate(0, 1, Ack{RateHint: 0, TimestampEcho: 0}, 10_000)
 	require.Equal(t, p.ConnMaxCwnd, tb.Conn(0).RateCap)
