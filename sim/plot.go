@@ -77,20 +77,41 @@ func plotLoss(p *plot.Plot, r *Result) error {
 	if len(pts) == 0 {
 		pts = []Result{*r}
 	}
-	var m, b plotter.XYs
+	type series struct{ m, b plotter.XYs }
+	byPattern := map[string]*series{}
+	var order []string
 	for _, q := range pts {
+		pat := fmt.Sprint(q.Params["pattern"])
+		s := byPattern[pat]
+		if s == nil {
+			s = &series{}
+			byPattern[pat] = s
+			order = append(order, pat)
+		}
 		loss := q.Params["loss"].(float64) * 100
-		m = append(m, plotter.XY{X: loss, Y: q.GoodputFraction})
-		b = append(b, plotter.XY{X: loss, Y: baseOf(&q).GoodputFraction})
+		s.m = append(s.m, plotter.XY{X: loss, Y: q.GoodputFraction})
+		s.b = append(s.b, plotter.XY{X: loss, Y: baseOf(&q).GoodputFraction})
 	}
-	p.Title.Text = fmt.Sprintf("Goodput under random loss (%v hosts, %v)", r.Params["hosts"], r.Params["pattern"])
+	p.Title.Text = fmt.Sprintf("Goodput under random loss (%v hosts)", pts[0].Params["hosts"])
 	p.X.Label.Text = "loss (%)"
 	p.Y.Label.Text = "goodput / line rate"
 	p.Y.Min, p.Y.Max = 0, 1
-	if err := line(p, "MetaRoCE", metaColor, m); err != nil {
-		return err
+	shade := func(c color.RGBA, i int) color.RGBA {
+		if i > 0 {
+			c.R, c.G, c.B = c.R/2, c.G/2, c.B/2
+		}
+		return c
 	}
-	return line(p, "RoCEv2 (go-back-N, DCQCN)", baseColor, b)
+	for i, pat := range order {
+		s := byPattern[pat]
+		if err := line(p, "MetaRoCE, "+pat, shade(metaColor, i), s.m); err != nil {
+			return err
+		}
+		if err := line(p, "RoCEv2, "+pat, shade(baseColor, i), s.b); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func plotBars(p *plot.Plot, title string, names []string, vals []float64) error {

@@ -170,35 +170,41 @@ func both(scenario string, params map[string]any, s runSpec) (*Result, error) {
 
 func runLoss(o Options) (*Result, error) {
 	hosts := o.hosts(16)
-	flows, err := pattern(o.Pattern, hosts)
-	if err != nil {
-		return nil, err
-	}
+	patterns := []string{o.Pattern}
 	if o.Pattern == "" {
-		o.Pattern = "all-to-all"
+		patterns = []string{"all-to-all"}
+		if o.Loss < 0 {
+			patterns = []string{"all-to-all", "ring"} // the sweep runs both
+		}
 	}
-	if o.Outstanding == 0 {
-		// Enough in flight for one flow to fill its path (ring), without piling up work
-		// when every host talks to every other.
-		o.Outstanding = map[string]int{"all-to-all": 2, "ring": 4}[o.Pattern]
-	}
-	point := func(loss float64) (*Result, error) {
-		o2 := o
-		o2.Loss = loss
-		s := o2.base(leafSpine(hosts, 1, o.Seed), flows, o.duration(500))
-		return both("loss", map[string]any{"loss": loss, "hosts": hosts, "pattern": o.Pattern, "seed": o.Seed,
-			"msg_bytes": o.MsgBytes, "outstanding": o.Outstanding}, s)
-	}
-	if o.Loss >= 0 {
-		return point(o.Loss)
-	}
-	res := &Result{Scenario: "loss", Params: map[string]any{"hosts": hosts, "pattern": o.Pattern, "seed": o.Seed, "sweep": LossSweep}}
-	for _, p := range LossSweep {
-		r, err := point(p)
+	point := func(pat string, loss float64) (*Result, error) {
+		flows, err := pattern(pat, hosts)
 		if err != nil {
 			return nil, err
 		}
-		res.Points = append(res.Points, *r)
+		o2 := o
+		o2.Loss = loss
+		if o2.Outstanding == 0 {
+			// Enough in flight for one flow to fill its path (ring), without piling up work
+			// when every host talks to every other.
+			o2.Outstanding = map[string]int{"all-to-all": 2, "ring": 4}[pat]
+		}
+		s := o2.base(leafSpine(hosts, 1, o.Seed), flows, o.duration(500))
+		return both("loss", map[string]any{"loss": loss, "hosts": hosts, "pattern": pat, "seed": o.Seed,
+			"msg_bytes": o.MsgBytes, "outstanding": o2.Outstanding}, s)
+	}
+	if o.Loss >= 0 {
+		return point(patterns[0], o.Loss)
+	}
+	res := &Result{Scenario: "loss", Params: map[string]any{"hosts": hosts, "patterns": patterns, "seed": o.Seed, "sweep": LossSweep}}
+	for _, pat := range patterns {
+		for _, p := range LossSweep {
+			r, err := point(pat, p)
+			if err != nil {
+				return nil, err
+			}
+			res.Points = append(res.Points, *r)
+		}
 	}
 	res.Figures = res.Points[0].Figures
 	return res, nil
@@ -317,14 +323,14 @@ func incastPoint(o Options, n int) (*Result, error) {
 
 // allowedRate is the rate (b/s) the congestion state of nic's connection to peer allows: its
 // window, the lower of the connection window and the rate cap with their fractional bits, over
-// the round trip the rate cap is sized for (1.25 × the connection's base RTT, golden/window),
+// the round trip the rate cap is sized for (1.5 × the connection's base RTT, golden/window),
 // and at most the pacer's rate, the last rate hint. +Inf before the first RTT sample.
 func allowedRate(nic *transport.NIC, peer int, mtuBits float64) float64 {
 	ce := nic.Window().Conn(connIndexOf(nic.Host(), peer))
 	if !ce.MinValid || ce.MinRTT == 0 {
 		return math.Inf(1)
 	}
-	rtt := 1.25 * float64(ce.MinRTT)
+	rtt := 1.5 * float64(ce.MinRTT)
 	w := float64(min(ce.Cwnd, ce.RateCap)) / 256
 	r := w * mtuBits / (rtt * 1e-9)
 	if ce.RateHint != 0 { // the pacer's rate (golden/transport)

@@ -195,7 +195,7 @@ func (t *Table) AckUpdate(conn, path int, a Ack, now uint32) AckResult {
 	if a.RateHint == 0 {
 		c.RateCap = p.ConnMaxCwnd
 	} else if e.RTTValid {
-		c.RateCap = p.rateCap(a.RateHint, c.MinRTT+c.MinRTT>>2)
+		c.RateCap = p.rateCap(a.RateHint, c.MinRTT+c.MinRTT>>1)
 	}
 	// 6. Liveness.
 	e.Timeouts = 0
@@ -225,7 +225,7 @@ func additive(cwnd, accum, acked, step, maxCwnd, accMax uint32) (uint32, uint32,
 }
 
 // rateCap is the connection window the rate hint allows: hint × rtt in packets, fp, clamped
-// (AckUpdate passes 1.25 × the connection's base RTT).
+// (AckUpdate passes 1.5 × the connection's base RTT).
 func (p Params) rateCap(hint uint16, srtt uint32) uint32 {
 	s := uint64(min(srtt, 1<<RTTCapBits-1))
 	v := uint64(hint) * s * p.RateCapMul >> RTTCapBits
