@@ -420,12 +420,12 @@ func runFailure(o Options) (*Result, error) {
 	if o.Fail == "plane" {
 		planes = 4
 	}
-	dur := o.duration(1500)
+	dur := o.duration(4000)
 	s := o.base(leafSpine(hosts, planes, o.Seed), flows, dur)
 	s.outstanding = 1
 	s.warmup = 0
 	s.binWidth = 25 * fabric.Microsecond
-	failAt := dur / 3
+	failAt := dur / 4
 	switch o.Fail {
 	case "spine":
 		s.setup = func(n *fabric.Network) error { return n.FailSwitch("p0.spine1", failAt) }

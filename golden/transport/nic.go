@@ -28,6 +28,7 @@ type msgState struct {
 	n      uint32 // packets
 	next   uint32 // next packet to send for the first time
 	acked  uint32
+	got    []uint64 // packets acknowledged (a packet may have copies on two paths)
 	done   bool
 	va     uint64 // WRITE: address of byte 0 at the receiver
 	rkey   uint32
@@ -48,6 +49,7 @@ type txPkt struct {
 	queued bool   // waiting in the retransmit queue
 	inNIC  bool   // a copy waits in a port queue (not on the wire yet)
 	dead   bool   // acknowledged or moved: references to it are stale
+	copied bool   // a copy went to other paths after a timeout of this one
 	nakked bool   // refused by the receiver (NAK): its acknowledgement is not progress
 }
 
@@ -193,7 +195,8 @@ func (nic *NIC) Submit(now fabric.Time, m *traffic.Message) {
 	}
 	cn := nic.conns[connIndex(nic.host, m.Dst)]
 	st := &cn.streams[m.Stream%len(cn.streams)]
-	ms := &msgState{m: m, stream: m.Stream % len(cn.streams), n: uint32(nic.nw.plPrm.Packets(m.Len))}
+	n := uint32(nic.nw.plPrm.Packets(m.Len))
+	ms := &msgState{m: m, stream: m.Stream % len(cn.streams), n: n, got: make([]uint64, (n+63)/64)}
 	st.pending = append(st.pending, ms)
 	nic.addWork(cn)
 	nic.fill()

@@ -370,6 +370,11 @@ func (nic *NIC) acked(cn *conn, rec *txPkt) {
 		return
 	}
 	ms := rec.ms
+	if w, b := rec.idx/64, uint64(1)<<(rec.idx%64); ms.got[w]&b != 0 {
+		return // the other copy was acknowledged first
+	} else {
+		ms.got[w] |= b
+	}
 	ms.acked++
 	if ms.acked < ms.n || ms.done {
 		return
@@ -444,10 +449,16 @@ func (nic *NIC) scan() {
 					nic.cnt["rto_retransmissions"]++
 					nic.queueRetx(rec)
 				}
+				nic.copyOff(cn, path)
 			case window.EventFailed:
 				nic.cnt["timeouts"]++
 				nic.cnt["paths_failed"]++
 				for _, rec := range nic.sortedRecs(cn, path) {
+					if rec.copied { // already resent elsewhere
+						rec.dead = true
+						delete(cn.recs[path], rec.psn)
+						continue
+					}
 					nic.cnt["moved"]++
 					nic.move(cn, rec)
 				}
@@ -499,6 +510,25 @@ func (nic *NIC) tailProbe(cn *conn, path int, ns uint32) {
 
 // TailProbeMin is the shortest silence that triggers a tail-loss probe.
 const TailProbeMin = 10 * fabric.Microsecond
+
+// copyOff sends a copy of every unacknowledged packet of a path that timed out to the paths
+// SendDecision picks (once per packet): the path keeps its packets (they stay counted in its
+// window until acknowledged or until the path fails) and its RTO probe, but the connection does
+// not wait for a path that may be dead. Placement makes the duplicate harmless, and whichever
+// copy is acknowledged first completes the packet.
+func (nic *NIC) copyOff(cn *conn, path int) {
+	for _, rec := range nic.sortedRecs(cn, path) {
+		if rec.copied || rec.nakked {
+			continue
+		}
+		rec.copied = true
+		nic.cnt["rto_copies"]++
+		cn.moved = append(cn.moved, &txPkt{conn: cn.idx, ms: rec.ms, idx: rec.idx})
+	}
+	if len(cn.moved) > 0 {
+		nic.addWork(cn)
+	}
+}
 
 func (nic *NIC) hasFailed(cn *conn) bool {
 	for p := 0; p < nic.paths; p++ {
