@@ -11,7 +11,7 @@ MRGEN   := bin/mrgen
 # see a rebuilt model library (TOOLCHAIN.md), so every run is -count=1.
 TESTFLAGS ?= -count=1 -timeout 25m
 
-.PHONY: all deps build demo test test-short lint fmt vet bench fuzz synth cosim clean
+.PHONY: all deps build demo test test-short lint fmt vet bench fuzz synth cosim results clean
 
 all: build
 
@@ -49,6 +49,10 @@ BOARD ?= ice40-hx8k
 synth: deps build
 	@mkdir -p out
 	$(MRGEN) --config $(CONFIG) synth --board $(BOARD) --json > out/synth.json
+
+# Every protocol experiment at full size (docs/results.md): about ten minutes on 2 cores.
+results: build
+	@bash scripts/results.sh $(MRGEN)
 
 fmt:
 	$(GOFMT) -w $$(find . -name '*.go' -not -path './out/*')
