@@ -9,7 +9,8 @@
 //
 // Result.Counts keys: control_ops (control operations taken), dma_commands, dma_bytes,
 // completions, walker_cycles (completions released behind another, one clock each),
-// messages (messages the source started), memory_pages (4 KiB pages of the image written).
+// messages (messages the source started), memory_pages (4 KiB pages of the image written),
+// desc_wait_cycles (cycles a descriptor was offered and not taken).
 
 package cosim
 
@@ -285,6 +286,7 @@ func runPlacement(ctx context.Context, lib *verilator.Library, u *hdlpl.Unit, k 
 		} else {
 			pt.ctlValid.Set(in, 0)
 		}
+		tr.now = cycle
 		if !inReset && !descOffered && !done && rng.Float64() < k.InValid {
 			dop, descOffered = tr.peekDesc()
 		}
@@ -402,6 +404,9 @@ func runPlacement(ctx context.Context, lib *verilator.Library, u *hdlpl.Unit, k 
 			ctlExp.push(expected[plCtlOut]{cycle: now, input: cop, out: tr.acceptCtl(cop)})
 			res.Counts["control_ops"]++
 			lastProgress = now
+		}
+		if descOffered && pt.descReady.Get(outb) == 0 {
+			res.Counts["desc_wait_cycles"]++
 		}
 		if descOffered && pt.descReady.Get(outb) == 1 {
 			tr.popDesc()

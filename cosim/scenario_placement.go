@@ -27,7 +27,7 @@ type plKnobs struct {
 // plScenarios are the named scenarios of `mrgen cosim --block placement`. "random" mixes every
 // condition; the others are directed cases.
 var plScenarios = map[string]plKnobs{
-	"random": {Reorder: 24, Dup: 0.03, Violation: 0.03, Invalid: 0.002, BadCtl: 0.002, PostLag: 0.5, Ahead: 2,
+	"random": {Reorder: 24, Dup: 0.03, Violation: 0.03, Invalid: 0.002, BadCtl: 0.002, PostLag: 0.3, Ahead: 1,
 		Churn: 0.0005, MaxPackets: 4, InValid: 0.9, OutReady: 0.8, ResetEvery: 300_000},
 	"in-order":         {MaxPackets: 4, InValid: 1, OutReady: 1},
 	"reorder":          {Reorder: 64, MaxPackets: 4, Ahead: 1, InValid: 1, OutReady: 1},

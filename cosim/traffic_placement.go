@@ -54,6 +54,15 @@ type plStream struct {
 	posts        int    // receives posted so far (buffer address plan)
 }
 
+// plRetry is a packet refused with receiver_not_ready, resent at cycle `due` (the RNR delay).
+type plRetry struct {
+	d   plDesc
+	due uint64
+}
+
+// plRNRDelay is the RNR delay of the traffic source in cycles (plus up to as many again).
+const plRNRDelay = 256
+
 // plConn holds the rkeys of a connection's regions as golden issued them.
 type plConn struct {
 	write, read uint32
@@ -75,6 +84,8 @@ type plTraffic struct {
 	active  []int
 	conns   []plConn
 	pool    []plDesc // packets in flight, delivered in random order within the reorder window
+	rnr     []plRetry
+	now     uint64 // the driver's cycle
 	ctlQ    []plCtl
 	tag     uint32
 	msgs    int
@@ -101,7 +112,7 @@ func (t *plTraffic) setup() {
 		}
 	}
 	t.conns = make([]plConn, t.p.Conns)
-	t.pool, t.ctlQ = nil, nil
+	t.pool, t.ctlQ, t.rnr = nil, nil, nil
 	for c := range t.p.Conns {
 		t.ctlQ = append(t.ctlQ, t.registerOp(c, roleWrite))
 		if t.p.Regions >= 2*t.p.Conns {
@@ -245,6 +256,10 @@ func (t *plTraffic) acceptCtl(op plCtl) plCtlOut {
 // peekDesc returns the next descriptor, generating messages as needed; false when every
 // stream is waiting (for receives or for its window).
 func (t *plTraffic) peekDesc() (plDesc, bool) {
+	for len(t.rnr) > 0 && t.rnr[0].due <= t.now {
+		t.insertLater(t.rnr[0].d)
+		t.rnr = t.rnr[1:]
+	}
 	for len(t.pool) <= t.k.Reorder {
 		if !t.produce() {
 			break
@@ -295,7 +310,7 @@ func (t *plTraffic) acceptDesc(d plDesc) placement.Result {
 	r := t.gold.Place(d.d)
 	if r.Drop == placement.DropReceiverNotReady {
 		d.tag = 0
-		t.insertLater(d)
+		t.rnr = append(t.rnr, plRetry{d: d, due: t.now + plRNRDelay + uint64(t.rng.IntN(plRNRDelay))})
 	}
 	if n := len(r.Completions); n > 1 {
 		t.walks += n - 1
