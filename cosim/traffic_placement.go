@@ -284,33 +284,28 @@ func (t *plTraffic) peekDesc() (plDesc, bool) {
 	return t.pool[0], true
 }
 
-// popDesc removes the offered descriptor; a duplicate of it may be delivered later.
-func (t *plTraffic) popDesc() {
-	d := t.pool[0]
-	t.pool = t.pool[1:]
-	if t.chance(t.k.Dup) {
-		d.tag = 0
-		t.insertLater(d)
-	}
-}
+// popDesc removes the offered descriptor.
+func (t *plTraffic) popDesc() { t.pool = t.pool[1:] }
 
+// insertLater queues a packet behind those in flight (the pool is delivered in order but for
+// the random choice inside the reorder window, so every packet is delivered within a bounded
+// time).
 func (t *plTraffic) insertLater(d plDesc) {
-	at := len(t.pool)
-	if at > 0 {
-		at = t.rng.IntN(at + 1)
-	}
-	t.pool = append(t.pool, plDesc{})
-	copy(t.pool[at+1:], t.pool[at:])
-	t.pool[at] = d
+	d.tag = 0
+	t.pool = append(t.pool, d)
 }
 
 // acceptDesc applies a descriptor the RTL took to the golden engine. A packet refused with
 // receiver_not_ready is resent later, as the NAK asks.
 func (t *plTraffic) acceptDesc(d plDesc) placement.Result {
 	r := t.gold.Place(d.d)
-	if r.Drop == placement.DropReceiverNotReady {
-		d.tag = 0
+	switch {
+	case r.Drop == placement.DropReceiverNotReady:
 		t.rnr = append(t.rnr, plRetry{d: d, due: t.now + plRNRDelay + uint64(t.rng.IntN(plRNRDelay))})
+	case t.chance(t.k.Dup):
+		// The packet reached the receiver, and the sender retransmits it anyway (a spurious
+		// retransmission, or a copy made by the fabric).
+		t.insertLater(d)
 	}
 	if n := len(r.Completions); n > 1 {
 		t.walks += n - 1
@@ -441,7 +436,9 @@ func (t *plTraffic) message(s *plStream) {
 		}
 		pkts = append(pkts, plDesc{d: d})
 	}
-	if viol == vSegmentation || viol == vInconsistent {
+	// (An empty message has no byte to move, and one more byte would make its only packet a
+	// descriptor the parser refuses, so the message would never complete: no violation.)
+	if (viol == vSegmentation || viol == vInconsistent) && l > 0 {
 		pd := &pkts[t.rng.IntN(len(pkts))].d
 		switch {
 		case viol == vInconsistent:
