@@ -19,8 +19,9 @@
 //     one message run at II=1.
 //   - Completions: the packet that completes the head message releases it in the same stage.
 //     When the slots behind it were already done (messages completed out of order), a walker
-//     releases them one per clock through a second read port of the slot table while the input
-//     holds; nothing else moves meanwhile, so the release is exact.
+//     releases them one per clock through the slot table's read port while the input holds;
+//     nothing else moves meanwhile, so the release is exact, and each table has one read and one
+//     write port (one block RAM per 16 bits of width on iCE40).
 package placement
 
 import (
@@ -301,7 +302,7 @@ func (u *Unit) Module() *hdl.Module {
 		Tables: []hdl.Table{
 			{Name: "stream_ram", Depth: 1 << u.SIW, Width: u.StreamEntryW, Doc: "{done, posted, comp_msn}"},
 			{Name: "slot_ram", Depth: u.SlotDepth, Width: u.SlotEntryW,
-				Doc: "receive and message tracker; 2 read ports"},
+				Doc: "receive and message tracker"},
 			{Name: "region_ram", Depth: u.RegionDepth, Width: u.RegionEntryW, Doc: "{gen, conn, access, length, base}"},
 		},
 		Latency: u.Latency,
