@@ -433,11 +433,13 @@ func runPlacement(ctx context.Context, lib *verilator.Library, u *hdlpl.Unit, k 
 	if opt.Progress != nil {
 		opt.Progress(res.Packets, opt.Packets)
 	}
-	// One idle cycle lets the last counter updates land.
+	// Two idle cycles let the last counter updates land (they count one cycle late).
 	pt.descValid.Set(in, 0)
 	pt.ctlValid.Set(in, 0)
-	if err := m.Step(in, outb); err != nil {
-		return nil, nil, err
+	for range 2 {
+		if err := m.Step(in, outb); err != nil {
+			return nil, nil, err
+		}
 	}
 	gc := tr.gold.Counters()
 	want := make([]uint32, 0, placement.NumDropReasons+3)
