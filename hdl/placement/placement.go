@@ -128,17 +128,22 @@ func pow2(n int) bool { return n > 0 && n&(n-1) == 0 }
 // posted_receives_per_stream in 2..256, a power-of-two mtu and at most 256 memory regions.
 func New(c config.Config) (*Unit, error) {
 	if err := c.Validate(); err != nil {
-		return nil, fmt.Errorf("placement: %w", err)
+		return nil, fmt.Errorf("placement: %w", &config.Error{Err: err})
+	}
+	// What the hardware relies on, beyond the configuration's own ranges. These are
+	// configuration errors (exit status 2 in the CLI), naming the field, value and allowed range.
+	fieldErr := func(field string, v int, allowed string) error {
+		return fmt.Errorf("placement: %w", &config.Error{Err: &config.FieldError{Field: field, Value: fmt.Sprint(v),
+			Allowed: allowed + " for hdl/placement"}})
 	}
 	switch {
 	case !pow2(c.PostedReceivesPerStream) || c.PostedReceivesPerStream < 2 || c.PostedReceivesPerStream > MaxDepth:
-		return nil, fmt.Errorf("placement: posted_receives_per_stream %d: hdl/placement needs a power of two in 2..%d "+
-			"(the slot of message m is m mod D)", c.PostedReceivesPerStream, MaxDepth)
+		return nil, fieldErr("posted_receives_per_stream", c.PostedReceivesPerStream,
+			fmt.Sprintf("a power of two in 2..%d (the slot of message m is m mod D)", MaxDepth))
 	case !pow2(c.MTU):
-		return nil, fmt.Errorf("placement: mtu %d: hdl/placement needs a power of two (256, 512, ..., 8192) "+
-			"so that VA mod mtu is a mask", c.MTU)
+		return nil, fieldErr("mtu", c.MTU, "a power of two (256, 512, ..., 8192; VA mod mtu is a mask)")
 	case c.MemoryRegions > MaxRegions:
-		return nil, fmt.Errorf("placement: memory_regions %d: hdl/placement supports 1..%d", c.MemoryRegions, MaxRegions)
+		return nil, fieldErr("memory_regions", c.MemoryRegions, fmt.Sprintf("1..%d", MaxRegions))
 	}
 	p := goldenpl.ParamsFrom(c)
 	if err := p.Validate(); err != nil {

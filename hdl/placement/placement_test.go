@@ -130,7 +130,7 @@ func TestDescription(t *testing.T) {
 		{"depth not a power of two", func(c *config.Config) { c.PostedReceivesPerStream = 6 }, "posted_receives_per_stream"},
 		{"depth 1", func(c *config.Config) { c.PostedReceivesPerStream = 1 }, "posted_receives_per_stream"},
 		{"depth above 256", func(c *config.Config) { c.PostedReceivesPerStream = 512 }, "posted_receives_per_stream"},
-		{"mtu not a power of two", func(c *config.Config) { c.MTU = 1500 }, "mtu"},
+		{"mtu not a power of two", func(c *config.Config) { c.MTU = 1504 }, "mtu"},
 		{"too many regions", func(c *config.Config) { c.MemoryRegions = 512 }, "memory_regions"},
 		{"invalid config", func(c *config.Config) { c.MTU = 100 }, "mtu"},
 	} {
@@ -139,6 +139,7 @@ func TestDescription(t *testing.T) {
 			tc.mutate(&c)
 			_, err := placement.New(c)
 			require.ErrorContains(t, err, tc.field)
+			require.ErrorIs(t, err, config.ErrConfig)
 		})
 	}
 }
