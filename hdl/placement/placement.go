@@ -173,7 +173,8 @@ func New(c config.Config) (*Unit, error) {
 	// slot entry: {bits[B-1:0], nak[2:0], bytes[31:0], residue[LgMTU-1:0], rkey[31:0],
 	//              msg_len[31:0], op_send, state[1:0], buf_len[31:0], buf_addr[63:0]}
 	u.SlotEntryW = u.B + 3 + 32 + u.LgMTU + 32 + 32 + 1 + 2 + 32 + 64
-	// region entry: {gen[TagW-1:0], conn[ConnW-1:0], access[1:0], length[63:0], base[63:0]}
+	// region entry: {gen[TagW-1:0], conn[ConnW-1:0], access[1:0], last[63:0], base[63:0]}
+	// (last = base + length - 1, the region's last byte)
 	u.RegionEntryW = u.TagW + u.ConnW + 2 + 64 + 64
 	if c.ResetStyle == config.ResetAsyncLow {
 		u.Reset = ResetStyle{Port: "rst_n", AsyncLow: true, Condition: "!rst_n"}
@@ -308,7 +309,7 @@ func (u *Unit) Module() *hdl.Module {
 			{Name: "stream_ram", Depth: 1 << u.SIW, Width: u.StreamEntryW, Doc: "{done, posted, comp_msn}"},
 			{Name: "slot_ram", Depth: u.SlotDepth, Width: u.SlotEntryW,
 				Doc: "receive and message tracker"},
-			{Name: "region_ram", Depth: u.RegionDepth, Width: u.RegionEntryW, Doc: "{gen, conn, access, length, base}"},
+			{Name: "region_ram", Depth: u.RegionDepth, Width: u.RegionEntryW, Doc: "{gen, conn, access, last byte, base}"},
 		},
 		Latency: u.Latency,
 		II:      1,
