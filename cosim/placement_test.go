@@ -1,0 +1,196 @@
+package cosim
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mrgen/mrgen/config"
+	"github.com/mrgen/mrgen/gen"
+	"github.com/mrgen/mrgen/golden/placement"
+	hdlpl "github.com/mrgen/mrgen/hdl/placement"
+	"github.com/mrgen/mrgen/internal/tooltest"
+)
+
+func runPlacementTest(t *testing.T, c config.Config, scenario string, seed uint64, packets int, mutate func([]gen.Source) error, vcd string) *Result {
+	t.Helper()
+	tooltest.Require(t, "verilator", "g++", "make")
+	res, err := RunPlacement(context.Background(), Options{Config: c, Scenario: scenario, Seed: seed, Packets: packets,
+		Mutate: mutate, Stamp: stamp(c), VCD: vcd})
+	require.NoError(t, err)
+	return res
+}
+
+// TestPlacementDirectedScenarios runs every scenario on the default configuration and checks
+// that each exercised what it is for.
+func TestPlacementDirectedScenarios(t *testing.T) {
+	c := config.Default()
+	for _, sc := range PlacementScenarios() {
+		t.Run(sc, func(t *testing.T) {
+			n := 20_000
+			if sc == "random" {
+				n = 50_000
+			}
+			res := runPlacementTest(t, c, sc, 7, n, nil, "")
+			requireClean(t, res)
+			require.Equal(t, n, res.Packets)
+			require.Positive(t, res.Counts["dma_commands"])
+			require.Positive(t, res.Counts["completions"])
+			t.Logf("%s: drops %v counts %v cycles %d", sc, res.Drops, res.Counts, res.RTLCycles)
+		})
+	}
+}
+
+// TestPlacementInitiationIntervalAndLatency: with every output ready, a descriptor waits only
+// for a control operation (which has priority), a walker cycle or the post-reset clear, and
+// every verdict and control response leaves exactly the declared latency after its input.
+func TestPlacementInitiationIntervalAndLatency(t *testing.T) {
+	c := config.Default()
+	for _, sc := range []string{"back-to-back", "in-order", "reorder"} {
+		res := runPlacementTest(t, c, sc, 3, 5000, nil, "")
+		requireClean(t, res)
+		u, err := hdlpl.New(c)
+		require.NoError(t, err)
+		for _, s := range []string{"res", "ctl"} {
+			require.Equal(t, res.DeclaredLatency[s], res.MinLatency[s], "%s: %s latency", sc, s)
+			// The walker holds the pipeline: only a run without it has a constant latency.
+			if res.Counts["walker_cycles"] == 0 {
+				require.Equal(t, res.DeclaredLatency[s], res.MaxLatency[s], "%s: %s latency without backpressure", sc, s)
+			} else {
+				require.LessOrEqual(t, res.MaxLatency[s], res.DeclaredLatency[s]+u.D, "%s: %s latency", sc, s)
+			}
+		}
+		if sc == "back-to-back" {
+			require.Zero(t, res.Counts["walker_cycles"], "one stream, in order: no walker")
+		}
+		budget := res.Counts["control_ops"] + res.Counts["walker_cycles"] + u.ClearDepth
+		require.LessOrEqual(t, res.Counts["desc_wait_cycles"], budget, "%s: II=1 apart from control ops and the walker", sc)
+		if sc == "reorder" {
+			require.Positive(t, res.Counts["walker_cycles"], "reordering must release completions behind the head")
+		}
+	}
+}
+
+// TestPlacementSeeds runs the mixed scenario under several seeds.
+func TestPlacementSeeds(t *testing.T) {
+	c := config.Default()
+	for _, seed := range []uint64{11, 12, 13} {
+		requireClean(t, runPlacementTest(t, c, "random", seed, 20_000, nil, ""))
+	}
+}
+
+// TestPlacementCoverage: the mixed and directed scenarios exercise every drop reason, region
+// churn, resets and the walker.
+func TestPlacementCoverage(t *testing.T) {
+	c := config.Default()
+	seen := map[string]int{}
+	for _, sc := range []string{"violations", "reset", "duplicates", "missing-receives"} {
+		res := runPlacementTest(t, c, sc, 21, 20_000, nil, "")
+		requireClean(t, res)
+		for k, v := range res.Drops {
+			seen[k] += v
+		}
+		if sc == "reset" {
+			require.Greater(t, res.Resets, 2)
+		}
+	}
+	for _, r := range placement.AllDropReasons()[1:] {
+		require.Positive(t, seen[r.String()], "no descriptor was dropped for %s", r)
+	}
+}
+
+// TestPlacementConfigMatrix co-simulates the corners of the placement fields: one connection
+// and stream with D=2, async reset, a region count that is not a power of two, a small mtu
+// and many streams.
+func TestPlacementConfigMatrix(t *testing.T) {
+	matrix := map[string]func(*config.Config){
+		"c1-s1-d2-r3-mtu256-async": func(c *config.Config) {
+			c.Connections, c.StreamsPerConnection, c.PostedReceivesPerStream = 1, 1, 2
+			c.MemoryRegions, c.MTU, c.ResetStyle = 3, 256, config.ResetAsyncLow
+		},
+		"c3-s5-d4-r10-mtu512": func(c *config.Config) {
+			c.Connections, c.StreamsPerConnection, c.PostedReceivesPerStream = 3, 5, 4
+			c.MemoryRegions, c.MTU = 10, 512
+		},
+		"c2-s16-d32-r64-mtu1024-async": func(c *config.Config) {
+			c.Connections, c.StreamsPerConnection, c.PostedReceivesPerStream = 2, 16, 32
+			c.MemoryRegions, c.MTU, c.ResetStyle = 64, 1024, config.ResetAsyncLow
+		},
+	}
+	for name, mutate := range matrix {
+		t.Run(name, func(t *testing.T) {
+			c := config.Default()
+			c.Name = name
+			mutate(&c)
+			require.NoError(t, c.Validate())
+			for _, sc := range []string{"random", "back-to-back", "violations", "reorder"} {
+				requireClean(t, runPlacementTest(t, c, sc, 5, 10_000, nil, ""))
+			}
+		})
+	}
+}
+
+// TestPlacementCosimCatchesFaults breaks the RTL on purpose and requires cosim to notice, with
+// a report naming the stream, the cycle and the differing field, and a VCD around it.
+func TestPlacementCosimCatchesFaults(t *testing.T) {
+	faults := []struct {
+		name, scenario, from, to, field string
+		vcd                             bool
+	}{
+		{"slot forwarding disabled", "back-to-back",
+			"wire fwd_sl = last_sl_valid && (last_sl_idx == in_q_slot);",
+			"wire fwd_sl = 1'b0 && last_sl_valid && (last_sl_idx == in_q_slot);", "", true},
+		{"wrong-connection check removed", "violations",
+			"wire wrong_conn = in_q_conn[CONN_W-1:0] != rg_conn;",
+			"wire wrong_conn = 1'b0 && (in_q_conn[CONN_W-1:0] != rg_conn);", "Drop", false},
+		{"walker releases one message only", "reorder",
+			"wire walk_more = (w_posted_rel != {POSTED_W{1'b0}}) && w_done[w_pos_next];",
+			"wire walk_more = 1'b0 && (w_posted_rel != {POSTED_W{1'b0}}) && w_done[w_pos_next];", "", false},
+		{"stream forwarding disabled", "back-to-back",
+			"wire fwd_st = last_st_valid && (last_st_idx == in_q_sidx);",
+			"wire fwd_st = 1'b0 && last_st_valid && (last_st_idx == in_q_sidx);", "", false},
+		{"region forwarding disabled", "violations",
+			"wire fwd_rg = last_rg_valid && (last_rg_idx == in_q_ridx);",
+			"wire fwd_rg = 1'b0 && last_rg_valid && (last_rg_idx == in_q_ridx);", "", false},
+		{"SEND placed one byte off", "in-order",
+			"wire [63:0] dma_target = d_write ? va : sl_addr + {32'd0, in_q_offset};",
+			"wire [63:0] dma_target = d_write ? va : sl_addr + {32'd0, in_q_offset} + 64'd1;", "Addr", false},
+	}
+	for _, f := range faults {
+		t.Run(f.name, func(t *testing.T) {
+			mutate := func(srcs []gen.Source) error {
+				for i := range srcs {
+					require.Contains(t, srcs[i].Template, f.from, "fault anchor missing from the template")
+					srcs[i].Template = strings.Replace(srcs[i].Template, f.from, f.to, 1)
+				}
+				return nil
+			}
+			vcd := ""
+			if f.vcd {
+				vcd = filepath.Join(t.TempDir(), "mismatch.vcd")
+			}
+			res := runPlacementTest(t, config.Default(), f.scenario, 1, 20_000, mutate, vcd)
+			require.NotNil(t, res.Mismatch, "cosim missed an injected fault")
+			require.Equal(t, 1, res.Mismatches)
+			require.Contains(t, res.Mismatch.Diff, f.field)
+			require.Positive(t, res.Mismatch.Cycle)
+			t.Logf("%s: %v", f.name, res.Mismatch)
+			if vcd == "" {
+				return
+			}
+			require.Equal(t, vcd, res.Mismatch.VCD)
+			body, err := os.ReadFile(vcd)
+			require.NoError(t, err, "VCD around the mismatch")
+			require.Contains(t, string(body), "$enddefinitions")
+		})
+	}
+}
+
+func TestPlacementUnknownScenario(t *testing.T) {
+	_, err := RunPlacement(context.Background(), Options{Config: config.Default(), Scenario: "nope", Packets: 1})
+	require.ErrorContains(t, err, "unknown placement scenario")
+}
