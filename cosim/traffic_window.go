@@ -47,14 +47,15 @@ type windowTraffic struct {
 	psns   psn.Space
 	rtt    []uint32 // base RTT per path-table index
 	dead   []bool
-	hot    []bool // congested: ECN applies
-	active []int  // configured table indices
+	until  []uint32 // when the path's dead or alive spell ends (DeadPeriod)
+	hot    []bool   // congested: ECN applies
+	active []int    // configured table indices
 }
 
-func newWindowTraffic(p window.Params, k windowKnobs, seed uint64) *windowTraffic {
+func newWindowTraffic(p window.Params, k windowKnobs, seed uint64, start uint32) *windowTraffic {
 	t := &windowTraffic{k: k, p: p, tb: window.New(p), rng: rand.New(rand.NewPCG(seed, 0x3f1d)),
 		psns: psn.MustSpace(p.PSNBits), rtt: make([]uint32, p.TableDepth), dead: make([]bool, p.TableDepth),
-		hot: make([]bool, p.TableDepth)}
+		hot: make([]bool, p.TableDepth), until: make([]uint32, p.TableDepth)}
 	for c := 0; c < p.Conns; c++ {
 		for q := 0; q < p.Paths; q++ {
 			i, _ := p.Index(c, q)
@@ -62,6 +63,7 @@ func newWindowTraffic(p window.Params, k windowKnobs, seed uint64) *windowTraffi
 			t.rtt[i] = 1_000 + uint32(t.rng.IntN(int(max(k.RTTMax, 2_000)-1_000)))
 			t.dead[i] = t.chance(k.Dead)
 			t.hot[i] = t.chance(k.Congested)
+			t.until[i] = start + t.spell()
 		}
 	}
 	if k.OneEntry {
@@ -86,27 +88,48 @@ func (t *windowTraffic) dt() uint32 {
 	return d
 }
 
-// nextAck makes the ACK-port operation offered at time now.
-func (t *windowTraffic) nextAck(now uint32) winAckOp {
-	if t.chance(t.k.DeadFlip) && !t.k.OneEntry {
-		i := t.active[t.rng.IntN(len(t.active))]
-		t.dead[i] = !t.dead[i]
+// spell is the length of a dead or alive spell, ns.
+func (t *windowTraffic) spell() uint32 {
+	if t.k.DeadPeriod == 0 {
+		return 0
+	}
+	return uint32(t.rng.IntN(2 * int(t.k.DeadPeriod)))
+}
+
+// nextAck makes the ACK-port operation offered at time now. Dead paths never answer.
+func (t *windowTraffic) nextAck(now uint32) (winAckOp, bool) {
+	if t.k.DeadPeriod > 0 {
+		for _, i := range t.active {
+			if int32(now-t.until[i]) >= 0 {
+				t.dead[i] = !t.dead[i]
+				t.until[i] = now + t.spell()
+			}
+		}
 	}
 	idx := 0
 	if !t.k.OneEntry {
-		idx = t.active[t.rng.IntN(len(t.active))]
-		// Mostly an alive path with packets in flight, as real ACKs are.
-		if !t.chance(0.05) {
-			n := len(t.active)
-			start := t.rng.IntN(n)
-			for k := 0; k < n; k++ {
-				j := t.active[(start+k)%n]
-				c, q := t.split(j)
-				if !t.dead[j] && t.tb.Path(c, q).Inflight > 0 {
-					idx = j
-					break
-				}
+		// Mostly an alive path with packets in flight, as real ACKs are; else any alive path.
+		// Dead paths never answer: with every path dead there is no ACK.
+		n := len(t.active)
+		start := t.rng.IntN(n)
+		idx = -1
+		wantInflight := !t.chance(0.05)
+		for k := 0; k < n; k++ {
+			j := t.active[(start+k)%n]
+			if t.dead[j] {
+				continue
 			}
+			if idx < 0 {
+				idx = j
+			}
+			c, q := t.split(j)
+			if !wantInflight || t.tb.Path(c, q).Inflight > 0 {
+				idx = j
+				break
+			}
+		}
+		if idx < 0 {
+			return winAckOp{}, false
 		}
 	}
 	conn, path := t.split(idx)
@@ -114,7 +137,7 @@ func (t *windowTraffic) nextAck(now uint32) winAckOp {
 	if t.chance(t.k.SetPSN) {
 		op.op = hdlwindow.AckOpSetPSN
 		op.psn = t.psns.Wrap(t.psns.Mask() - uint32(t.rng.IntN(40)))
-		return op
+		return op, true
 	}
 	e := t.tb.Path(conn, path)
 	n := int(e.Inflight)
@@ -153,7 +176,7 @@ func (t *windowTraffic) nextAck(now uint32) winAckOp {
 			op.ack.RateHint = uint16(1 + t.rng.IntN(400)) // up to 40 Gb/s: a cap that bites
 		}
 	}
-	return op
+	return op, true
 }
 
 // nextSend makes the send request offered now.

@@ -207,7 +207,6 @@ func runWindow(ctx context.Context, lib *verilator.Library, u *hdlwindow.Unit, k
 	in := make([]uint32, lay.InWords())
 	outb := make([]uint32, lay.OutWords())
 	c := opt.Config
-	tr := newWindowTraffic(u.P, k, opt.Seed)
 	rng := rand.New(rand.NewPCG(opt.Seed, 0x77d0))
 	res := &Result{Block: "window", Scenario: opt.Scenario, Seed: opt.Seed, ConfigHash: c.Hash(), Drops: map[string]int{},
 		Counts:          map[string]int{},
@@ -232,6 +231,7 @@ func runWindow(ctx context.Context, lib *verilator.Library, u *hdlwindow.Unit, k
 	if k.NearWrap {
 		now = -uint32(20_000 + rng.IntN(200_000))
 	}
+	tr := newWindowTraffic(u.P, k, opt.Seed, now)
 	var ackOp winAckOp
 	var sendOp winSendOp
 	ackOffered, sendOffered := false, false
@@ -306,7 +306,7 @@ func runWindow(ctx context.Context, lib *verilator.Library, u *hdlwindow.Unit, k
 			ackOffered, sendOffered = false, false
 		} else {
 			if !ackOffered && !done && rng.Float64() < k.AckRate {
-				ackOp, ackOffered = tr.nextAck(now), true
+				ackOp, ackOffered = tr.nextAck(now)
 			}
 			if !sendOffered && !done && rng.Float64() < k.SendRate {
 				sendOp, sendOffered = tr.nextSend(), true
