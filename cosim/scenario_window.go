@@ -24,7 +24,7 @@ type windowKnobs struct {
 	SetPSN     float64 // an ACK-port operation is a set-PSN near the PSN wrap instead
 	DtMax      uint32  // ns the clock moves per cycle: uniform in 0..DtMax
 	Jump       float64 // per cycle: the clock jumps by up to 4 ms
-	OneEntry   bool    // all ACKs on (0, 0), all sends on connection 0
+	OneConn    bool    // all ACKs and sends on connection 0, half the ACKs to the last path sent
 	NearWrap   bool    // the clock starts just before 2^32 ns
 	RTTMax     uint32  // largest path base RTT, ns
 	// ResetEvery is the mean number of cycles between resets in the middle of traffic (0: never).
@@ -37,9 +37,10 @@ var windowScenarios = map[string]windowKnobs{
 	"random": {AckRate: 0.45, SendRate: 0.6, OutReady: 0.85, ECN: 0.3, Congested: 0.3, BigECN: 0.002,
 		RateHint: 0.05, BigCounts: 0.002, Bogus: 0.005, LongRTT: 0.002, Dead: 0.2, DeadPeriod: 5_000_000,
 		SetPSN: 0.002, DtMax: 400, Jump: 0.0002, NearWrap: true, RTTMax: 60_000, ResetEvery: 100_000},
-	// II=1: every operation on one path of one connection, offered every cycle, outputs always ready.
+	// II=1: every operation on one connection (half the ACKs to the path just sent on), offered
+	// every cycle, outputs always ready.
 	"back-to-back": {AckRate: 0.5, SendRate: 1, OutReady: 1, ECN: 0.1, Congested: 1, DtMax: 200,
-		OneEntry: true, RTTMax: 20_000},
+		OneConn: true, RTTMax: 20_000},
 	// AIMD: marked and unmarked ACKs, decreases once per RTT, epochs, marks saturation.
 	"ecn": {AckRate: 0.5, SendRate: 0.7, OutReady: 1, ECN: 0.6, Congested: 0.6, BigECN: 0.01,
 		DtMax: 300, RTTMax: 40_000},

@@ -50,6 +50,7 @@ type windowTraffic struct {
 	until  []uint32 // when the path's dead or alive spell ends (DeadPeriod)
 	hot    []bool   // congested: ECN applies
 	active []int    // configured table indices
+	last   int      // table index of the last packet sent
 }
 
 func newWindowTraffic(p window.Params, k windowKnobs, seed uint64, start uint32) *windowTraffic {
@@ -65,9 +66,6 @@ func newWindowTraffic(p window.Params, k windowKnobs, seed uint64, start uint32)
 			t.hot[i] = t.chance(k.Congested)
 			t.until[i] = start + t.spell()
 		}
-	}
-	if k.OneEntry {
-		t.dead[0] = false
 	}
 	return t
 }
@@ -106,16 +104,22 @@ func (t *windowTraffic) nextAck(now uint32) (winAckOp, bool) {
 			}
 		}
 	}
-	idx := 0
-	if !t.k.OneEntry {
-		// Mostly an alive path with packets in flight, as real ACKs are; else any alive path.
-		// Dead paths never answer: with every path dead there is no ACK.
-		n := len(t.active)
+	cands := t.active
+	if t.k.OneConn {
+		cands = t.active[:t.p.Paths]
+	}
+	// Mostly an alive path with packets in flight, as real ACKs are; else any alive path. Dead
+	// paths never answer: with every path dead there is no ACK. In OneConn, half the ACKs go to
+	// the path of the last packet sent (back-to-back operations on one entry).
+	idx := -1
+	if t.k.OneConn && !t.dead[t.last] && t.chance(0.5) {
+		idx = t.last
+	} else {
+		n := len(cands)
 		start := t.rng.IntN(n)
-		idx = -1
 		wantInflight := !t.chance(0.05)
 		for k := 0; k < n; k++ {
-			j := t.active[(start+k)%n]
+			j := cands[(start+k)%n]
 			if t.dead[j] {
 				continue
 			}
@@ -128,9 +132,9 @@ func (t *windowTraffic) nextAck(now uint32) (winAckOp, bool) {
 				break
 			}
 		}
-		if idx < 0 {
-			return winAckOp{}, false
-		}
+	}
+	if idx < 0 {
+		return winAckOp{}, false
 	}
 	conn, path := t.split(idx)
 	op := winAckOp{op: hdlwindow.AckOpAck, conn: conn, path: path}
@@ -179,9 +183,16 @@ func (t *windowTraffic) nextAck(now uint32) (winAckOp, bool) {
 	return op, true
 }
 
+// sent records the path of a packet the golden table placed.
+func (t *windowTraffic) sent(conn int, d window.Decision) {
+	if d.OK {
+		t.last, _ = t.p.Index(conn, d.Path)
+	}
+}
+
 // nextSend makes the send request offered now.
 func (t *windowTraffic) nextSend() winSendOp {
-	if t.k.OneEntry {
+	if t.k.OneConn {
 		return winSendOp{}
 	}
 	return winSendOp{conn: t.rng.IntN(t.p.Conns)}

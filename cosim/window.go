@@ -401,6 +401,12 @@ func runWindow(ctx context.Context, lib *verilator.Library, u *hdlwindow.Unit, k
 				"s_ack_ready/s_send_ready: golden %v/%v, rtl %v/%v (adv %v busy %v scan_wait %d)",
 				wantAckReady, wantSendReady, gotAckReady, gotSendReady, adv, busy, scanWait)), nil
 		}
+		switch {
+		case busy:
+			res.Counts["busy_cycles"]++
+		case !adv:
+			res.Counts["stall_cycles"]++
+		}
 		ackFire := ackOffered && wantAckReady
 		sendFire := sendOffered && wantSendReady
 		scanFire := open && !ackFire && !sendFire
@@ -432,6 +438,7 @@ func runWindow(ctx context.Context, lib *verilator.Library, u *hdlwindow.Unit, k
 			sendOffered = false
 			res.Packets++
 			d := tr.tb.SendDecision(sendOp.conn, t)
+			tr.sent(sendOp.conn, d)
 			sendExp.push(expected[winSendOut]{cycle: cyc, input: sendOp, out: winSendOut{Conn: sendOp.conn, D: d}})
 			if d.OK {
 				res.Counts["send_ok"]++
