@@ -181,3 +181,28 @@ func TestUnknownWindowScenario(t *testing.T) {
 	_, err = RunWindow(context.Background(), Options{Config: config.Default(), Scenario: "random"})
 	require.ErrorContains(t, err, "packets must be positive")
 }
+
+// BenchmarkCosimWindow measures end-to-end co-simulation throughput (RTL + golden table +
+// stimulus + comparison) in send requests per second.
+func BenchmarkCosimWindow(b *testing.B) {
+	tooltest.Require(b, "verilator")
+	c := config.Default()
+	for _, sc := range []string{"random", "back-to-back"} {
+		b.Run(sc, func(b *testing.B) {
+			opt := Options{Config: c, Scenario: sc, Seed: 1, Packets: 200_000, Stamp: stamp(c)}
+			_, err := RunWindow(context.Background(), opt) // build or load the model outside the timer
+			require.NoError(b, err)
+			b.ResetTimer()
+			packets, seconds := 0, 0.0
+			for i := 0; i < b.N; i++ {
+				res, err := RunWindow(context.Background(), opt)
+				require.NoError(b, err)
+				require.Nil(b, res.Mismatch)
+				packets += res.Packets
+				seconds += res.WallSeconds
+			}
+			b.ReportMetric(float64(packets)/seconds, "packets/s")
+			b.ReportMetric(seconds/float64(packets)*1e9, "ns/packet")
+		})
+	}
+}
