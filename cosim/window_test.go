@@ -75,10 +75,12 @@ func TestWindowDirectedScenarios(t *testing.T) {
 	}
 }
 
-// TestWindowMatrix co-simulates 1 and 64 paths (configs/matrix) and a narrow-PSN, async-reset
-// configuration with every path-state transition and the clock and PSN wraparound.
+// TestWindowMatrix co-simulates 1 and 64 paths (configs/matrix), a narrow-PSN, async-reset
+// configuration and 3 x 3 paths (padding entries, non-default window parameters) with every
+// path-state transition and the clock and PSN wraparound.
 func TestWindowMatrix(t *testing.T) {
-	for _, name := range []string{"matrix/w1024-1path.yaml", "matrix/w256-64paths.yaml", "matrix/w64-4paths-asic.yaml"} {
+	for _, name := range []string{"matrix/w1024-1path.yaml", "matrix/w256-64paths.yaml", "matrix/w64-4paths-asic.yaml",
+		"matrix/w256-3x3-window.yaml"} {
 		t.Run(name, func(t *testing.T) {
 			c := loadMatrixConfig(t, name)
 			for _, sc := range []string{"random", "failure", "wraparound", "back-to-back"} {

@@ -25,7 +25,7 @@ func lintMatrix(t *testing.T) []config.Config {
 	var out []config.Config
 	for _, path := range []string{"../../configs/default.yaml", "../../configs/matrix/w1024-1path.yaml",
 		"../../configs/matrix/w128-small.yaml", "../../configs/matrix/w256-64paths.yaml",
-		"../../configs/matrix/w64-4paths-asic.yaml"} {
+		"../../configs/matrix/w64-4paths-asic.yaml", "../../configs/matrix/w256-3x3-window.yaml"} {
 		c, err := config.Load(path)
 		require.NoError(t, err, path)
 		out = append(out, c)
