@@ -133,6 +133,8 @@ func TestWindowCosimCatchesFaults(t *testing.T) {
 		{"pick ignores the operation in flight",
 			"wire pick_fwd = b_valid && (b_conn == s_send_conn);", "wire pick_fwd = 1'b0;",
 			"send", "", "back-to-back", true},
+		{"round-robin pointer forwarded even when the send was refused",
+			"assign b_rr_next = nc_rr;", "assign b_rr_next = rr_next;", "send", "Path", "random", false},
 		{"path-table forwarding disabled",
 			"b_fwd <= b_valid && (b_idx == a_idx);", "b_fwd <= 1'b0;", "", "", "back-to-back", false},
 		{"rttvar gain off by one",

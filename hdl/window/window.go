@@ -330,3 +330,17 @@ func (u *Unit) UnpackEntry(which, prefix, src string) string {
 func (u *Unit) PackEntry(which, prefix, indent string) string {
 	return Pack(u.fields(which), prefix, indent)
 }
+
+// ConnField returns the lowest ("Lo") or highest ("Hi") bit of a connection-entry field, for
+// templates (-1 for an unknown field, which the rendered Verilog then rejects).
+func (u *Unit) ConnField(name, end string) int {
+	for _, f := range u.ConnFields {
+		if f.Name == name {
+			if end == "Hi" {
+				return f.Hi()
+			}
+			return f.Lo
+		}
+	}
+	return -1
+}
