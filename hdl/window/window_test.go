@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/mrgen/mrgen/config"
 	"github.com/mrgen/mrgen/gen"
+	"github.com/mrgen/mrgen/hdl"
 	"github.com/mrgen/mrgen/hdl/window"
 	"github.com/mrgen/mrgen/internal/tooltest"
 	"github.com/mrgen/mrgen/lint"
@@ -100,4 +102,75 @@ func TestRegenerationIsByteIdentical(t *testing.T) {
 			require.True(t, bytes.Equal(x, y), "%s differs between two generations of %s", name, c.Name)
 		}
 	}
+}
+
+func TestDescription(t *testing.T) {
+	tests := []struct {
+		name                      string
+		mut                       func(*config.Config)
+		cw, aw, depth, slots, psn int
+		entryW, connW             int
+		padConns, padPaths        bool
+	}{
+		{"default", nil, 2, 3, 32, 8, 32, 264 + 32, 142 + 3, false, false},
+		{"one path", func(c *config.Config) { c.Connections, c.PathsPerConnection = 2, 1 }, 1, 1, 4, 2, 32, 296, 143, false, true},
+		{"3x3 narrow psn", func(c *config.Config) { c.Connections, c.PathsPerConnection, c.PSNWidth = 3, 3, 12 }, 2, 2, 16, 4, 12, 276, 144, true, true},
+		{"64 paths", func(c *config.Config) { c.Connections, c.PathsPerConnection = 2, 64 }, 1, 6, 128, 64, 32, 296, 148, false, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := config.Default()
+			if tc.mut != nil {
+				tc.mut(&c)
+			}
+			u, err := window.New(c)
+			require.NoError(t, err)
+			got := []int{u.CW, u.AW, u.Depth, u.PathSlots, u.PW, u.PathEntryW, u.ConnEntryW}
+			require.Equal(t, []int{tc.cw, tc.aw, tc.depth, tc.slots, tc.psn, tc.entryW, tc.connW}, got)
+			require.Equal(t, tc.padConns, u.PadConns)
+			require.Equal(t, tc.padPaths, u.PadPaths)
+			// Fields tile the entry with no gap or overlap.
+			for _, fs := range [][]window.Field{u.PathFields, u.ConnFields} {
+				next := 0
+				for _, f := range fs {
+					require.Equal(t, next, f.Lo, f.Name)
+					next = f.Hi() + 1
+				}
+			}
+			for _, m := range []func() *hdl.Module{u.FirstSetModule, u.PickModule, u.UnitModule} {
+				require.NoError(t, m().Check())
+			}
+			p, ok := u.UnitModule().Port("m_send_psn")
+			require.True(t, ok)
+			require.Equal(t, tc.psn, p.Width)
+		})
+	}
+}
+
+func TestNewRejects(t *testing.T) {
+	c := config.Default()
+	c.Connections = window.MaxConns + 1
+	_, err := window.New(c)
+	require.ErrorContains(t, err, "at most 1024 connections")
+	c = config.Default()
+	c.Window.MDShift = 0
+	_, err = window.New(c)
+	require.ErrorContains(t, err, "window.md_shift")
+}
+
+func TestPackUnpack(t *testing.T) {
+	fs := []window.Field{{Name: "a", Width: 1, Lo: 0}, {Name: "b", Width: 4, Lo: 1}}
+	require.Equal(t, "  wire x_a = e[0:0];\n  wire [3:0] x_b = e[4:1];\n", window.Unpack(fs, "x", "e"))
+	require.Equal(t, "{n_b, n_a}", window.Pack(fs, "n", "  "))
+	c := config.Default()
+	u, err := window.New(c)
+	require.NoError(t, err)
+	packed := u.PackEntry("path", "n", "    ")
+	for _, line := range strings.Split(packed, "\n") {
+		require.LessOrEqual(t, len(line)+4, 100, "packed entry line too long: %q", line)
+	}
+	require.Equal(t, u.PathFields[len(u.PathFields)-1].Hi(), u.PathEntryW-1)
+	require.Equal(t, u.ConnFields[len(u.ConnFields)-1].Hi(), u.ConnEntryW-1)
+	require.Equal(t, u.ConnFields[len(u.ConnFields)-1].Lo, u.ConnField("rr", "Lo"))
+	require.Equal(t, -1, u.ConnField("nope", "Lo"))
 }
