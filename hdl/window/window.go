@@ -252,7 +252,6 @@ func (u *Unit) Consts() []Const {
 		{"SUSPECT_TIMEOUTS", goldenwindow.TimeoutBits, uint64(p.SuspectTimeouts), "window.suspect_timeouts"},
 		{"FAILED_TIMEOUTS", goldenwindow.TimeoutBits, uint64(p.FailedTimeouts), "window.failed_timeouts"},
 		{"PROBE_TIMEOUTS", goldenwindow.TimeoutBits, uint64(p.FailedTimeouts - 1), "failed_timeouts - 1"},
-		{"RATE_CAP_MUL", 18, p.RateCapMul, "floor(2^28 / (5 x mtu))"},
 		{"SEED_FOLD", 16, uint64(u.SeedFold), "the config seed's four 16-bit halves XORed"},
 		{"PATHS", u.AW + 1, uint64(p.Paths), "paths_per_connection"},
 	}
@@ -343,4 +342,65 @@ func (u *Unit) ConnField(name, end string) int {
 		}
 	}
 	return -1
+}
+
+// SumTree renders the sum of terms (Verilog expressions of width bits) as an explicit binary
+// adder tree, one wire per node named name_lL_J, and returns the Verilog lines and the name of the
+// root. Synthesis maps each level to parallel carry chains, so the depth is log2(len(terms))
+// adders instead of the len(terms)-1 of an array multiplier's row-by-row sum.
+func SumTree(name string, width int, terms []string) (string, string) {
+	var b strings.Builder
+	level := make([]string, len(terms))
+	for i, t := range terms {
+		level[i] = fmt.Sprintf("%s_l0_%d", name, i)
+		fmt.Fprintf(&b, "  wire [%d:0] %s = %s;\n", width-1, level[i], t)
+	}
+	for l := 1; len(level) > 1; l++ {
+		var next []string
+		for j := 0; j < len(level); j += 2 {
+			n := fmt.Sprintf("%s_l%d_%d", name, l, j/2)
+			if j+1 < len(level) {
+				fmt.Fprintf(&b, "  wire [%d:0] %s = %s + %s;\n", width-1, n, level[j], level[j+1])
+			} else {
+				fmt.Fprintf(&b, "  wire [%d:0] %s = %s;\n", width-1, n, level[j])
+			}
+			next = append(next, n)
+		}
+		level = next
+	}
+	return b.String(), level[0]
+}
+
+// RateCapProduct renders hint_rtt = b_rate_hint * srtt_cap (16 x 24 bits) and
+// rate_prod = hint_rtt * RATE_CAP_MUL as two adder trees: 16 partial products, then one shifted
+// copy of hint_rtt per set bit of the constant.
+func (u *Unit) RateCapProduct() string {
+	var pp []string
+	for i := 0; i < RateHintW; i++ {
+		pp = append(pp, fmt.Sprintf("b_rate_hint[%d] ? %s : 40'd0", i, shifted("srtt_cap", 24, i, 40)))
+	}
+	t1, r1 := SumTree("hint_rtt", 40, pp)
+	var cm []string
+	for k := 0; k < 40; k++ {
+		if u.P.RateCapMul>>k&1 == 1 {
+			cm = append(cm, shifted("hint_rtt", 40, k, 58))
+		}
+	}
+	t2, r2 := SumTree("rate_mul", 58, cm)
+	return t1 + fmt.Sprintf("  wire [39:0] hint_rtt = %s;\n", r1) +
+		fmt.Sprintf("  // x RATE_CAP_MUL = %d = floor(2^28 / (5 x mtu)): one term per set bit.\n", u.P.RateCapMul) + t2 +
+		fmt.Sprintf("  wire [57:0] rate_prod = %s;\n", r2)
+}
+
+// shifted renders {zeros, x, zeros}: x (w bits) shifted left by k in a total of bits.
+func shifted(x string, w, k, total int) string {
+	var parts []string
+	if hi := total - w - k; hi > 0 {
+		parts = append(parts, fmt.Sprintf("%d'd0", hi))
+	}
+	parts = append(parts, x)
+	if k > 0 {
+		parts = append(parts, fmt.Sprintf("%d'd0", k))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
 }

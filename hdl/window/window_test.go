@@ -42,6 +42,7 @@ func lintMatrix(t *testing.T) []config.Config {
 		{3, 3, 12, config.ResetSyncHigh, func(c *config.Config) {
 			c.Window.MDShift, c.Window.ConnMDShift, c.Window.SRTTShift, c.Window.RTTVarShift = 8, 8, 8, 8
 			c.Window.AIStep, c.Window.SuspectTimeouts, c.Window.FailedTimeouts = 64, 14, 15
+			c.MTU = 9000
 		}},
 		{5, 2, 32, config.ResetAsyncLow, func(c *config.Config) {
 			c.Window.MinCwnd, c.Window.InitCwnd, c.Window.MaxCwnd, c.Window.ConnMaxCwnd = 4, 4, 4, 4
