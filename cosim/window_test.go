@@ -135,6 +135,8 @@ func TestWindowCosimCatchesFaults(t *testing.T) {
 			"send", "", "back-to-back", true},
 		{"round-robin pointer forwarded even when the send was refused",
 			"assign b_rr_next = nc_rr;", "assign b_rr_next = rr_next;", "send", "Path", "random", false},
+		{"connection-table forwarding disabled",
+			"b_cfwd <= b_valid && (b_conn == a_conn);", "b_cfwd <= 1'b0;", "", "", "back-to-back", false},
 		{"path-table forwarding disabled",
 			"b_fwd <= b_valid && (b_idx == a_idx);", "b_fwd <= 1'b0;", "", "", "back-to-back", false},
 		{"rttvar gain off by one",

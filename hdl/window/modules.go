@@ -129,7 +129,7 @@ func (u *Unit) UnitModule() *hdl.Module {
 		Ports: ports,
 		Tables: []hdl.Table{
 			{Name: "path_table", Depth: u.Depth, Width: u.PathEntryW, Doc: "PathEntry fields; entropy from lfsr"},
-			{Name: "conn_table", Depth: u.ConnDepth, Width: u.ConnEntryW, Doc: "ConnEntry fields, in registers"},
+			{Name: "conn_table", Depth: u.ConnDepth, Width: u.ConnEntryW, Doc: "ConnEntry fields"},
 		},
 		Latency: Latency,
 		II:      1,

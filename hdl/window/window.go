@@ -8,14 +8,16 @@
 //   - The path table (one wide entry per {conn, path}) is an inferred RAM read one cycle ahead
 //     of the recurrence stage and written back by it; a one-entry forwarding register supplies
 //     the entry written in the previous cycle, so back-to-back operations on one path run at II=1.
-//   - The connection table and a 2-bit spraying class per path (golden/window.Class of the
-//     entry, rewritten whenever the entry is written) are registers, so the send decision can
-//     read all P classes of a connection in the cycle a send request is accepted. The pick (the
-//     highest non-empty class, first path at or after the round-robin pointer) is a priority
-//     select followed by a rotating find-first-set (two log2 trees), and its result addresses
-//     the path-table read. The operation in the recurrence stage forwards its connection entry
-//     and its path's new class to the pick, so sends after any operation on the same connection
-//     run at II=1 too.
+//   - The connection table is an inferred RAM read and forwarded the same way. A 2-bit
+//     spraying class per path (golden/window.Class of the entry, rewritten whenever the entry is
+//     written) and each connection's round-robin pointer are registers, so the send decision
+//     can read all P classes of a connection in the cycle a send request is accepted. The pick
+//     (the highest non-empty class, first path at or after the round-robin pointer) is a
+//     priority select followed by a rotating find-first-set (two log2 trees), and its result
+//     addresses the path-table read. The operation in the recurrence stage forwards its
+//     connection's new pointer and its path's new class to the pick, and the connection gate is
+//     applied in the recurrence stage, so sends after any operation on the same connection run
+//     at II=1 too.
 //   - One operation enters per clock. Arbitration (in priority order): the post-reset table
 //     initialisation, a timer scan that has waited ScanStarve cycles, an ACK-port operation, a
 //     send request, and otherwise a timer scan (one path-table entry per scan, golden Tick).
@@ -136,8 +138,9 @@ func New(c config.Config) (*Unit, error) {
 		return nil, fmt.Errorf("window: %w", err)
 	}
 	if c.Connections > MaxConns {
-		return nil, fmt.Errorf("window: connections %d: the window unit keeps the connection table in "+
-			"registers and supports at most %d connections", c.Connections, MaxConns)
+		return nil, fmt.Errorf("window: connections %d: the window unit keeps each connection's "+
+			"round-robin pointer and path classes in registers and supports at most %d connections",
+			c.Connections, MaxConns)
 	}
 	p := goldenwindow.ParamsFrom(c)
 	u := &Unit{Cfg: c, P: p, CW: p.ConnBits, AW: p.PathBits, IdxW: p.IndexBits, PW: p.PSNBits,
