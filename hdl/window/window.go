@@ -108,17 +108,16 @@ func (r ResetStyle) Always() string {
 
 // Widths of the entry fields (golden/window's package doc).
 const (
-	CwndW       = 19
-	ConnCwndW   = 27
-	StateW      = 2
-	EventW      = 3
-	ReasonW     = 2
-	TimeW       = 32
-	EntropyW    = 16
-	RateHintW   = 16
-	CountInW    = 16 // ACK counts (cum advance, newly SACKed, ECN echo)
-	MaxConns    = 1024
-	maxSeedBits = 16
+	CwndW     = 19
+	ConnCwndW = 27
+	StateW    = 2
+	EventW    = 3
+	ReasonW   = 2
+	TimeW     = 32
+	EntropyW  = 16
+	RateHintW = 16
+	CountInW  = 16 // ACK counts (cum advance, newly SACKed, ECN echo)
+	MaxConns  = 1024
 )
 
 func packFields(fs []Field) ([]Field, int) {
@@ -221,9 +220,6 @@ func (u *Unit) Sources() ([]gen.Source, error) {
 	}
 	return out, nil
 }
-
-// Hex renders a value as a sized Verilog hex literal.
-func Hex(width int, v uint64) string { return fmt.Sprintf("%d'h%X", width, v) }
 
 // Const is one localparam of the unit's template.
 type Const struct {
