@@ -121,12 +121,11 @@
 // paths only what the unmarked ones cannot take, never picks a failed path or one without
 // window, and spreads equal paths round robin (their counts differ by at most one). Lower SRTT
 // is favoured by ACK clocking: a window frees up once per RTT, so a path's share is
-// Cwnd/SRTT, as in window-based multipath transports (MP-RDMA, UET NSCC). In hardware the
-// connection entry keeps four P-bit class bitmaps, each bit rewritten whenever its path's
-// entry is written (an ACK, a send or a timer event touches one path), and the decision is a
-// priority pick of the highest non-empty bitmap followed by a find-first-set after the rotating
-// pointer (a rotate and a log2(P)-deep priority encoder). Here the classes are computed from the
-// entries, which is the same function.
+// Cwnd/SRTT, as in window-based multipath transports (MP-RDMA, UET NSCC). In hardware
+// (hdl/window) each path's 2-bit class is a register rewritten whenever its entry is written
+// (an ACK, a send or a timer event touches one path), and the decision is a priority pick of the
+// highest non-empty class bitmap followed by a rotating find-first-set from RR (two log2(P)-deep
+// trees). Here the classes are computed from the entries, which is the same function.
 //
 // A retransmission of a packet found lost by SACK goes on the path that lost it with its
 // original PSN and does not pass through SendDecision: it replaces a packet still counted in
@@ -135,8 +134,9 @@
 //
 // # Timers and path failure
 //
-// The RTL scans: one path-table entry per clock (Tick), so every entry is checked every
-// path_table_depth clocks, well inside any RTO; Expire is the check of one entry. An entry has
+// The RTL scans: one path-table entry per check (Tick), in index order, in every clock no ACK
+// or send takes and at least once every 16 clocks (docs/window.md), so every entry is checked
+// within 16·path_table_depth clocks, well inside any RTO; Expire is the check of one entry. An entry has
 // expired when it is Armed and (now − Deadline) mod 2^32 < 2^31. On expiry:
 //
 //   - Active or Suspect path (it has packets in flight): a timeout. Outstanding = Inflight is

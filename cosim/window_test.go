@@ -1,0 +1,214 @@
+package cosim
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mrgen/mrgen/config"
+	"github.com/mrgen/mrgen/gen"
+	"github.com/mrgen/mrgen/internal/tooltest"
+)
+
+func runWindowTest(t *testing.T, c config.Config, scenario string, seed uint64, packets int, mutate func([]gen.Source) error, vcd string) *Result {
+	t.Helper()
+	tooltest.Require(t, "verilator", "g++", "make")
+	res, err := RunWindow(context.Background(), Options{Config: c, Scenario: scenario, Seed: seed, Packets: packets,
+		Mutate: mutate, Stamp: stamp(c), VCD: vcd})
+	require.NoError(t, err)
+	return res
+}
+
+func loadMatrixConfig(t *testing.T, name string) config.Config {
+	t.Helper()
+	c, err := config.Load(filepath.Join("..", "configs", name))
+	require.NoError(t, err)
+	return c
+}
+
+// windowCoverage is what each directed scenario must exercise (Counts and Drops keys of
+// RunWindow), so a scenario that silently stops reaching its transitions fails.
+var windowCoverage = map[string][]string{
+	"random": {"path_increase", "path_decrease", "conn_increase", "conn_decrease", "ecn_same_epoch",
+		"rtt_sample_discarded", "acked_clamped", "rate_hint", "set_psn", "timer_timeout", "timer_suspect",
+		"reactivated", "urgent_scans", "send_ok", "send_conn_window", "send_rate_cap"},
+	"back-to-back": {"send_ok", "path_increase", "path_decrease", "urgent_scans"},
+	"ecn":          {"path_decrease", "conn_decrease", "ecn_same_epoch", "path_increase"},
+	"failure": {"timer_timeout", "timer_suspect", "timer_failed", "timer_probe", "reactivated",
+		"ack_ignored_failed_path", "send_no_path"},
+	"rate-cap":     {"rate_hint", "send_rate_cap"},
+	"wraparound":   {"set_psn", "timer_timeout", "timer_failed", "timer_probe", "path_decrease"},
+	"saturate":     {"acked_clamped", "rtt_sample_discarded", "ecn_same_epoch", "rate_hint"},
+	"backpressure": {"send_ok", "path_decrease"},
+	"reset":        {"send_ok", "timer_timeout"},
+}
+
+func requireWindowCoverage(t *testing.T, res *Result, keys []string) {
+	t.Helper()
+	for _, k := range keys {
+		require.Positive(t, res.Counts[k]+res.Drops[k], "%s: scenario %s must exercise %s", res.Block, res.Scenario, k)
+	}
+}
+
+// TestWindowDirectedScenarios runs every scenario on the default configuration (4 connections x
+// 8 paths) and requires each to reach the transitions it is for.
+func TestWindowDirectedScenarios(t *testing.T) {
+	c := config.Default()
+	for _, sc := range WindowScenarios() {
+		t.Run(sc, func(t *testing.T) {
+			n := 20_000
+			if sc == "random" {
+				n = 50_000
+			}
+			res := runWindowTest(t, c, sc, 7, n, nil, "")
+			requireClean(t, res)
+			require.Equal(t, n, res.Packets)
+			requireWindowCoverage(t, res, windowCoverage[sc])
+			if sc == "reset" {
+				require.Greater(t, res.Resets, 2)
+			}
+		})
+	}
+}
+
+// TestWindowMatrix co-simulates 1 and 64 paths (configs/matrix), a narrow-PSN, async-reset
+// configuration and 3 x 3 paths (padding entries, non-default window parameters) with every
+// path-state transition and the clock and PSN wraparound.
+func TestWindowMatrix(t *testing.T) {
+	for _, name := range []string{"matrix/w1024-1path.yaml", "matrix/w256-64paths.yaml", "matrix/w64-4paths-asic.yaml",
+		"matrix/w256-3x3-window.yaml"} {
+		t.Run(name, func(t *testing.T) {
+			c := loadMatrixConfig(t, name)
+			for _, sc := range []string{"random", "failure", "wraparound", "back-to-back"} {
+				res := runWindowTest(t, c, sc, 5, 15_000, nil, "")
+				requireClean(t, res)
+				if sc == "failure" {
+					requireWindowCoverage(t, res, []string{"timer_timeout", "timer_suspect", "timer_failed",
+						"timer_probe", "reactivated", "ack_ignored_failed_path"})
+				}
+			}
+		})
+	}
+}
+
+// TestWindowSeeds runs the mixed scenario under several seeds.
+func TestWindowSeeds(t *testing.T) {
+	c := config.Default()
+	for _, seed := range []uint64{11, 12, 13} {
+		requireClean(t, runWindowTest(t, c, "random", seed, 20_000, nil, ""))
+	}
+}
+
+// TestWindowInitiationIntervalAndLatency shows II=1: in back-to-back every cycle carries an
+// operation on connection 0 (an ACK to path 0, a send, or a starved scan), and each output comes
+// exactly Latency cycles after its input.
+func TestWindowInitiationIntervalAndLatency(t *testing.T) {
+	c := config.Default()
+	const n = 5_000
+	res := runWindowTest(t, c, "back-to-back", 3, n, nil, "")
+	requireClean(t, res)
+	for _, s := range []string{"ack", "send"} {
+		require.Equal(t, res.DeclaredLatency[s], res.MinLatency[s], "%s latency", s)
+		require.Equal(t, res.DeclaredLatency[s], res.MaxLatency[s], "%s latency without backpressure", s)
+	}
+	// One operation per cycle: sends + ACKs + scans account for every cycle but the reset and
+	// the table initialisation.
+	require.Zero(t, res.Counts["stall_cycles"])
+	require.Equal(t, c.Derived().PathTableDepth, res.Counts["busy_cycles"])
+	ops := uint64(res.Packets + res.Acks + res.Counts["scans"])
+	require.Equal(t, res.RTLCycles, ops+3+uint64(res.Counts["busy_cycles"]), "II=1: %d cycles for %d operations", res.RTLCycles, ops)
+}
+
+// TestWindowCosimCatchesFaults breaks the RTL on purpose and requires cosim to notice, with a
+// report that names the stream and the differing field, and a VCD around it.
+func TestWindowCosimCatchesFaults(t *testing.T) {
+	faults := []struct {
+		name, from, to, stream, field, scenario string
+		vcd                                     bool
+	}{
+		{"pick ignores the operation in flight",
+			"wire pick_fwd = b_valid && (b_conn == s_send_conn);", "wire pick_fwd = 1'b0;",
+			"send", "", "back-to-back", true},
+		{"round-robin pointer forwarded even when the send was refused",
+			"assign b_rr_next = nc_rr;", "assign b_rr_next = rr_next;", "send", "Path", "random", false},
+		{"connection-table forwarding disabled",
+			"b_cfwd <= b_valid && (b_conn == a_conn);", "b_cfwd <= 1'b0;", "", "", "back-to-back", false},
+		{"path-table forwarding disabled",
+			"b_fwd <= b_valid && (b_idx == a_idx);", "b_fwd <= 1'b0;", "", "", "back-to-back", false},
+		{"rttvar gain off by one",
+			"wire signed [33:0] var_step = var_d >>> RTTVAR_SHIFT;",
+			"wire signed [33:0] var_step = var_d >>> (RTTVAR_SHIFT + 1);", "ack", "RTTVar", "random", false},
+		{"entropy LFSR taps wrong",
+			"wire [15:0] lfsr_next = cur_lfsr[0] ? (lfsr_shift ^ LFSR_TAPS) : lfsr_shift;",
+			"wire [15:0] lfsr_next = cur_lfsr[0] ? (lfsr_shift ^ 16'hB401) : lfsr_shift;", "", "Entropy", "failure", false},
+		{"scan starvation guard removed",
+			"wire scan_urgent = (scan_wait == 4'd{% .D.ScanStarve %});", "wire scan_urgent = 1'b0;", "arbitration", "", "back-to-back", false},
+	}
+	for _, f := range faults {
+		t.Run(f.name, func(t *testing.T) {
+			mutate := func(srcs []gen.Source) error {
+				for i := range srcs {
+					if srcs[i].Module.Name == "window_unit" {
+						require.Contains(t, srcs[i].Template, f.from, "fault anchor missing from the template")
+						srcs[i].Template = strings.Replace(srcs[i].Template, f.from, f.to, 1)
+					}
+				}
+				return nil
+			}
+			vcd := ""
+			if f.vcd {
+				vcd = filepath.Join(t.TempDir(), "mismatch.vcd")
+			}
+			res := runWindowTest(t, config.Default(), f.scenario, 1, 20_000, mutate, vcd)
+			require.NotNil(t, res.Mismatch, "cosim missed an injected fault")
+			require.Equal(t, 1, res.Mismatches)
+			if f.stream != "" {
+				require.Equal(t, f.stream, res.Mismatch.Stream)
+			}
+			require.Contains(t, res.Mismatch.Diff, f.field)
+			if vcd == "" {
+				return
+			}
+			require.Equal(t, vcd, res.Mismatch.VCD)
+			body, err := os.ReadFile(vcd)
+			require.NoError(t, err, "VCD around the mismatch")
+			require.Contains(t, string(body), "$enddefinitions")
+		})
+	}
+}
+
+func TestUnknownWindowScenario(t *testing.T) {
+	_, err := RunWindow(context.Background(), Options{Config: config.Default(), Scenario: "nope", Packets: 1})
+	require.ErrorContains(t, err, "unknown window scenario")
+	_, err = RunWindow(context.Background(), Options{Config: config.Default(), Scenario: "random"})
+	require.ErrorContains(t, err, "packets must be positive")
+}
+
+// BenchmarkCosimWindow measures end-to-end co-simulation throughput (RTL + golden table +
+// stimulus + comparison) in send requests per second.
+func BenchmarkCosimWindow(b *testing.B) {
+	tooltest.Require(b, "verilator")
+	c := config.Default()
+	for _, sc := range []string{"random", "back-to-back"} {
+		b.Run(sc, func(b *testing.B) {
+			opt := Options{Config: c, Scenario: sc, Seed: 1, Packets: 200_000, Stamp: stamp(c)}
+			_, err := RunWindow(context.Background(), opt) // build or load the model outside the timer
+			require.NoError(b, err)
+			b.ResetTimer()
+			packets, seconds := 0, 0.0
+			for i := 0; i < b.N; i++ {
+				res, err := RunWindow(context.Background(), opt)
+				require.NoError(b, err)
+				require.Nil(b, res.Mismatch)
+				packets += res.Packets
+				seconds += res.WallSeconds
+			}
+			b.ReportMetric(float64(packets)/seconds, "packets/s")
+			b.ReportMetric(seconds/float64(packets)*1e9, "ns/packet")
+		})
+	}
+}

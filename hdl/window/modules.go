@@ -1,0 +1,137 @@
+package window
+
+import (
+	"fmt"
+
+	goldenwindow "github.com/mrgen/mrgen/golden/window"
+	"github.com/mrgen/mrgen/hdl"
+)
+
+func in(name string, w int, doc string) hdl.Port {
+	return hdl.Port{Name: name, Dir: hdl.Input, Width: w, Doc: doc}
+}
+func out(name string, w int, doc string) hdl.Port {
+	return hdl.Port{Name: name, Dir: hdl.Output, Width: w, Doc: doc}
+}
+
+// FirstSetModule is the find-first-set priority tree over the 2^AW path slots of a connection.
+func (u *Unit) FirstSetModule() *hdl.Module {
+	return &hdl.Module{
+		Name:   "window_first_set",
+		Source: Source,
+		Doc: fmt.Sprintf("Find-first-set over the %d path slots of a connection as an explicit log2 tree "+
+			"(%d levels, each its own signal): the lowest set bit's index and whether any bit is set. "+
+			"Combinational.", u.PathSlots, u.AW),
+		Ports: []hdl.Port{
+			in("vec", u.PathSlots, "vector to search"),
+			out("any", 1, "some bit of vec is set"),
+			out("idx", u.AW, "index of the lowest set bit (0 when none)"),
+		},
+	}
+}
+
+// PickModule is the spraying pick of golden/window.SendDecision.
+func (u *Unit) PickModule() *hdl.Module {
+	return &hdl.Module{
+		Name:   "window_pick",
+		Source: Source,
+		Doc: "Spraying pick of golden/window's SendDecision: among the paths of the highest non-empty " +
+			"class (3: at least half the window free, 2: some window free, 1: suspect or ECN-marked, 0: " +
+			"ineligible), the first at or after the round-robin pointer in rotating order. A priority " +
+			"select of the class bitmap, then a rotating find-first-set (one tree on the slots at or " +
+			"after the pointer, one on all slots). Combinational.",
+		Ports: []hdl.Port{
+			in("cls", 2*u.PathSlots, "class of each path slot, 2 bits per slot, slot 0 lowest"),
+			in("rr", u.AW, "round-robin pointer"),
+			out("any", 1, "some path has a non-zero class"),
+			out("path", u.AW, "the chosen path"),
+		},
+	}
+}
+
+// UnitModule is the window unit.
+func (u *Unit) UnitModule() *hdl.Module {
+	rdoc := "synchronous reset, active high"
+	if u.Reset.AsyncLow {
+		rdoc = "asynchronous reset, active low"
+	}
+	ports := []hdl.Port{
+		in("clk", 1, "clock"),
+		in(u.Reset.Port, 1, rdoc),
+		in("now", TimeW, "free-running time, ns mod 2^32 (the wire timestamp's unit)"),
+		// ACK port.
+		in("s_ack_valid", 1, "an ACK-port operation is offered"),
+		out("s_ack_ready", 1, "accepted when valid and ready (priority over sends)"),
+		in("s_ack_op", 1, "0 ACK update, 1 set the path's next PSN (connection setup)"),
+		in("s_ack_conn", u.CW, "connection id"),
+		in("s_ack_path", u.AW, "path id within the connection"),
+		in("s_ack_cum_advance", CountInW, "packets newly acknowledged by the cumulative PSN"),
+		in("s_ack_newly_sacked", CountInW, "packets newly SACKed above it"),
+		in("s_ack_ecn_echo", CountInW, "CE-marked packets since the receiver's previous ACK"),
+		in("s_ack_ts_echo", TimeW, "timestamp echo, ns mod 2^32"),
+		in("s_ack_rate_hint", RateHintW, "receiver's fair-share rate hint, 100 Mb/s units, 0 = no limit"),
+		in("s_ack_psn", u.PW, "op 1: the path's next PSN"),
+		out("m_ack_valid", 1, "result of one ACK update (op 1 gives none)"),
+		in("m_ack_ready", 1, "downstream takes the result"),
+		out("m_ack_conn", u.CW, "connection id"),
+		out("m_ack_path", u.AW, "path id"),
+		out("m_ack_ignored", 1, "the path is failed: the ACK changed nothing"),
+		out("m_ack_sample_valid", 1, "the RTT sample was used"),
+		out("m_ack_sample", TimeW, "the RTT sample, ns (0 unless valid)"),
+		out("m_ack_acked", goldenwindow.InflightBits, "packets taken out of flight"),
+		out("m_ack_increased", 1, "path additive increase"),
+		out("m_ack_decreased", 1, "path multiplicative decrease"),
+		out("m_ack_conn_increased", 1, "connection additive increase"),
+		out("m_ack_conn_decreased", 1, "connection multiplicative decrease"),
+		out("m_ack_reactivated", 1, "a suspect path became active"),
+		out("m_ack_cwnd", CwndW, "path window after the ACK, packets x 256"),
+		out("m_ack_srtt", TimeW, "path SRTT after the ACK, ns"),
+		out("m_ack_rttvar", TimeW, "path RTTVAR after the ACK, ns"),
+		out("m_ack_rto", TimeW, "path RTO after the ACK, ns"),
+		out("m_ack_conn_cwnd", ConnCwndW, "connection window after the ACK, packets x 256"),
+		out("m_ack_rate_cap", ConnCwndW, "connection rate-hint cap after the ACK, packets x 256"),
+		// Send port.
+		in("s_send_valid", 1, "a connection asks where its next new packet goes"),
+		out("s_send_ready", 1, "accepted when valid and ready (low while an ACK is offered)"),
+		in("s_send_conn", u.CW, "connection id"),
+		out("m_send_valid", 1, "the decision on one send request"),
+		in("m_send_ready", 1, "downstream takes the decision"),
+		out("m_send_conn", u.CW, "connection id"),
+		out("m_send_ok", 1, "a path was chosen and the packet counted in flight"),
+		out("m_send_reason", ReasonW, "0 ok, 1 connection window full, 2 rate cap full, 3 no eligible path"),
+		out("m_send_path", u.AW, "the chosen path (0 unless ok)"),
+		out("m_send_entropy", EntropyW, "its entropy, the UDP source port (0 unless ok)"),
+		out("m_send_psn", u.PW, "the packet's PSN on that path (0 unless ok)"),
+		// Timer events.
+		out("m_tmr_valid", 1, "the timer scan found an expired entry"),
+		in("m_tmr_ready", 1, "downstream takes the event"),
+		out("m_tmr_conn", u.CW, "connection id"),
+		out("m_tmr_path", u.AW, "path id"),
+		out("m_tmr_event", EventW, "1 timeout, 2 became suspect, 3 failed, 4 probe (failed -> suspect)"),
+		out("m_tmr_outstanding", goldenwindow.InflightBits, "timeout: packets in flight (resend the oldest)"),
+		out("m_tmr_moved", goldenwindow.InflightBits, "failure: packets taken out of flight, to resend elsewhere"),
+		out("m_tmr_timeouts", goldenwindow.TimeoutBits, "consecutive counted timeouts after the event"),
+		out("m_tmr_entropy", EntropyW, "the path's entropy after the event (re-drawn on failure)"),
+		out("busy", 1, "the post-reset table initialisation is running"),
+	}
+	return &hdl.Module{
+		Name:   "window_unit",
+		Source: Source,
+		Doc: fmt.Sprintf("Sender window unit of MetaRoCE for %d connections x %d paths: per path the "+
+			"window (ECN AIMD, at most one decrease per SRTT), the RFC 6298 RTT estimator, the "+
+			"retransmit timer with exponential backoff, the path state (active / suspect / failed) "+
+			"and the ECMP entropy; per connection the connection window, the packets in flight and "+
+			"the rate-hint cap. ACK updates, send decisions (spraying over the paths) and timer-scan "+
+			"checks share one read-modify-write pipeline; one operation enters per clock. The rules "+
+			"are golden/window's, bit for bit (fixed point, 8 fraction bits).",
+			u.Cfg.Connections, u.Cfg.PathsPerConnection),
+		Clock: "clk", Reset: u.Reset.Port,
+		Ports: ports,
+		Tables: []hdl.Table{
+			{Name: "path_table", Depth: u.Depth, Width: u.PathEntryW, Doc: "PathEntry fields; entropy from lfsr"},
+			{Name: "conn_table", Depth: u.ConnDepth, Width: u.ConnEntryW, Doc: "ConnEntry fields"},
+		},
+		Latency: Latency,
+		II:      1,
+	}
+}

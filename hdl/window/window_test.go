@@ -1,0 +1,177 @@
+package window_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mrgen/mrgen/config"
+	"github.com/mrgen/mrgen/gen"
+	"github.com/mrgen/mrgen/hdl"
+	"github.com/mrgen/mrgen/hdl/window"
+	"github.com/mrgen/mrgen/internal/tooltest"
+	"github.com/mrgen/mrgen/lint"
+)
+
+// lintMatrix covers 1, 3, 8 and 64 (and 256) paths, 1 to 5 connections (padding entries when
+// not a power of two), both reset styles, narrow and wide PSNs, and window parameters at their
+// corners (shifts, AI steps, timeouts).
+func lintMatrix(t *testing.T) []config.Config {
+	t.Helper()
+	var out []config.Config
+	for _, path := range []string{"../../configs/default.yaml", "../../configs/matrix/w1024-1path.yaml",
+		"../../configs/matrix/w128-small.yaml", "../../configs/matrix/w256-64paths.yaml",
+		"../../configs/matrix/w64-4paths-asic.yaml", "../../configs/matrix/w256-3x3-window.yaml"} {
+		c, err := config.Load(path)
+		require.NoError(t, err, path)
+		out = append(out, c)
+	}
+	type row struct {
+		conns, paths, psn int
+		reset             string
+		mut               func(*config.Config)
+	}
+	rows := []row{
+		{1, 1, 8, config.ResetAsyncLow, nil},
+		{3, 3, 12, config.ResetSyncHigh, func(c *config.Config) {
+			c.Window.MDShift, c.Window.ConnMDShift, c.Window.SRTTShift, c.Window.RTTVarShift = 8, 8, 8, 8
+			c.Window.AIStep, c.Window.SuspectTimeouts, c.Window.FailedTimeouts = 64, 14, 15
+			c.MTU = 9000
+		}},
+		{5, 2, 32, config.ResetAsyncLow, func(c *config.Config) {
+			c.Window.MinCwnd, c.Window.InitCwnd, c.Window.MaxCwnd, c.Window.ConnMaxCwnd = 4, 4, 4, 4
+			c.Window.RTOMinNS, c.Window.RTOInitialNS, c.Window.RTOMaxNS = 1000, 1000, 1000
+		}},
+		{1, 256, 32, config.ResetSyncHigh, nil},
+	}
+	for _, r := range rows {
+		c := config.Default()
+		c.Name = fmt.Sprintf("c%d-p%d-psn%d-%s", r.conns, r.paths, r.psn, r.reset)
+		c.Connections, c.PathsPerConnection, c.PSNWidth, c.ResetStyle = r.conns, r.paths, r.psn, r.reset
+		if c.PSNWidth < 10 {
+			c.SackWidth = 64
+		}
+		if r.mut != nil {
+			r.mut(&c)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func build(t *testing.T, c config.Config) *gen.Design {
+	t.Helper()
+	u, err := window.New(c)
+	require.NoError(t, err)
+	d, err := u.Design(gen.Stamp{Version: "test", Command: "go test", ConfigName: c.Name, ConfigHash: c.Hash()}, nil)
+	require.NoError(t, err)
+	return d
+}
+
+func TestLintMatrix(t *testing.T) {
+	tooltest.Require(t, "verilator", "yosys", "iverilog")
+	for _, c := range lintMatrix(t) {
+		t.Run(c.Name, func(t *testing.T) {
+			require.NoError(t, c.Validate())
+			d := build(t, c)
+			dir := t.TempDir()
+			require.NoError(t, d.Write(dir))
+			rep, err := lint.Run(context.Background(), d.RTLFiles(dir), d.Top, lint.Options{})
+			require.NoError(t, err)
+			require.True(t, rep.OK(), "%s", rep)
+		})
+	}
+}
+
+func TestRegenerationIsByteIdentical(t *testing.T) {
+	for _, c := range lintMatrix(t)[:3] {
+		a, b := t.TempDir(), t.TempDir()
+		require.NoError(t, build(t, c).Write(a))
+		require.NoError(t, build(t, c).Write(b))
+		for _, name := range []string{"filelist.f", "mrgen.core", "manifest.json", "rtl/window_unit.v",
+			"rtl/window_pick.v", "rtl/window_first_set.v"} {
+			x, err := os.ReadFile(filepath.Join(a, name))
+			require.NoError(t, err)
+			y, err := os.ReadFile(filepath.Join(b, name))
+			require.NoError(t, err)
+			require.True(t, bytes.Equal(x, y), "%s differs between two generations of %s", name, c.Name)
+		}
+	}
+}
+
+func TestDescription(t *testing.T) {
+	tests := []struct {
+		name                      string
+		mut                       func(*config.Config)
+		cw, aw, depth, slots, psn int
+		entryW, connW             int
+		padConns, padPaths        bool
+	}{
+		{"default", nil, 2, 3, 32, 8, 32, 264 + 32, 142 + 3, false, false},
+		{"one path", func(c *config.Config) { c.Connections, c.PathsPerConnection = 2, 1 }, 1, 1, 4, 2, 32, 296, 143, false, true},
+		{"3x3 narrow psn", func(c *config.Config) { c.Connections, c.PathsPerConnection, c.PSNWidth = 3, 3, 12 }, 2, 2, 16, 4, 12, 276, 144, true, true},
+		{"64 paths", func(c *config.Config) { c.Connections, c.PathsPerConnection = 2, 64 }, 1, 6, 128, 64, 32, 296, 148, false, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := config.Default()
+			if tc.mut != nil {
+				tc.mut(&c)
+			}
+			u, err := window.New(c)
+			require.NoError(t, err)
+			got := []int{u.CW, u.AW, u.Depth, u.PathSlots, u.PW, u.PathEntryW, u.ConnEntryW}
+			require.Equal(t, []int{tc.cw, tc.aw, tc.depth, tc.slots, tc.psn, tc.entryW, tc.connW}, got)
+			require.Equal(t, tc.padConns, u.PadConns)
+			require.Equal(t, tc.padPaths, u.PadPaths)
+			// Fields tile the entry with no gap or overlap.
+			for _, fs := range [][]window.Field{u.PathFields, u.ConnFields} {
+				next := 0
+				for _, f := range fs {
+					require.Equal(t, next, f.Lo, f.Name)
+					next = f.Hi() + 1
+				}
+			}
+			for _, m := range []func() *hdl.Module{u.FirstSetModule, u.PickModule, u.UnitModule} {
+				require.NoError(t, m().Check())
+			}
+			p, ok := u.UnitModule().Port("m_send_psn")
+			require.True(t, ok)
+			require.Equal(t, tc.psn, p.Width)
+		})
+	}
+}
+
+func TestNewRejects(t *testing.T) {
+	c := config.Default()
+	c.Connections = window.MaxConns + 1
+	_, err := window.New(c)
+	require.ErrorContains(t, err, "at most 1024 connections")
+	c = config.Default()
+	c.Window.MDShift = 0
+	_, err = window.New(c)
+	require.ErrorContains(t, err, "window.md_shift")
+}
+
+func TestPackUnpack(t *testing.T) {
+	fs := []window.Field{{Name: "a", Width: 1, Lo: 0}, {Name: "b", Width: 4, Lo: 1}}
+	require.Equal(t, "  wire x_a = e[0:0];\n  wire [3:0] x_b = e[4:1];\n", window.Unpack(fs, "x", "e"))
+	require.Equal(t, "{n_b, n_a}", window.Pack(fs, "n", "  "))
+	c := config.Default()
+	u, err := window.New(c)
+	require.NoError(t, err)
+	packed := u.PackEntry("path", "n", "    ")
+	for _, line := range strings.Split(packed, "\n") {
+		require.LessOrEqual(t, len(line)+4, 100, "packed entry line too long: %q", line)
+	}
+	require.Equal(t, u.PathFields[len(u.PathFields)-1].Hi(), u.PathEntryW-1)
+	require.Equal(t, u.ConnFields[len(u.ConnFields)-1].Hi(), u.ConnEntryW-1)
+	require.Equal(t, u.ConnFields[len(u.ConnFields)-1].Lo, u.ConnField("rr", "Lo"))
+	require.Equal(t, -1, u.ConnField("nope", "Lo"))
+}
