@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/mrgen/mrgen/config"
 	"github.com/mrgen/mrgen/gen"
@@ -131,4 +132,41 @@ func (r *Result) Timing(wallSeconds float64) {
 	if wallSeconds > 0 {
 		r.PacketsPerSecond = float64(r.Packets) / wallSeconds
 	}
+}
+
+// runLockstep is the frame every block's Run shares: it checks the packet count, builds the
+// model, runs the block's lockstep loop and times it, and on a mismatch reruns the identical
+// stimulus on a trace build to dump a VCD window around the mismatch cycle.
+func runLockstep(opt Options, build func(trace bool) (*verilator.Library, error),
+	loop func(lib *verilator.Library, traceAt int64) (*Result, *Mismatch, error)) (*Result, error) {
+	if opt.Packets <= 0 {
+		return nil, fmt.Errorf("cosim: packets must be positive, got %d", opt.Packets)
+	}
+	lib, err := build(false)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	res, mm, err := loop(lib, -1)
+	if err != nil {
+		return nil, err
+	}
+	res.ModelCached = lib.Cached
+	res.Timing(time.Since(start).Seconds())
+	if mm == nil {
+		return res, nil
+	}
+	res.Mismatches = 1
+	res.Mismatch = mm
+	if opt.VCD != "" {
+		tlib, err := build(true)
+		if err != nil {
+			return res, fmt.Errorf("cosim: trace build after mismatch: %w", err)
+		}
+		if _, _, err := loop(tlib, int64(mm.Cycle)); err != nil {
+			return res, fmt.Errorf("cosim: trace rerun: %w", err)
+		}
+		mm.VCD = opt.VCD
+	}
+	return res, nil
 }

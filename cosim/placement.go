@@ -18,7 +18,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -122,35 +121,15 @@ func RunPlacement(ctx context.Context, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opt.Packets <= 0 {
-		return nil, fmt.Errorf("cosim: packets must be positive, got %d", opt.Packets)
+	var u *hdlpl.Unit
+	build := func(trace bool) (*verilator.Library, error) {
+		lib, unit, err := BuildPlacementModel(ctx, opt, trace)
+		u = unit
+		return lib, err
 	}
-	lib, u, err := BuildPlacementModel(ctx, opt, false)
-	if err != nil {
-		return nil, err
-	}
-	start := time.Now()
-	res, mm, err := runPlacement(ctx, lib, u, knobs, opt, -1)
-	if err != nil {
-		return nil, err
-	}
-	res.ModelCached = lib.Cached
-	res.Timing(time.Since(start).Seconds())
-	if mm != nil {
-		res.Mismatches = 1
-		res.Mismatch = mm
-		if opt.VCD != "" {
-			tlib, _, err := BuildPlacementModel(ctx, opt, true)
-			if err != nil {
-				return res, fmt.Errorf("cosim: trace build after mismatch: %w", err)
-			}
-			if _, _, err := runPlacement(ctx, tlib, u, knobs, opt, int64(mm.Cycle)); err != nil {
-				return res, fmt.Errorf("cosim: trace rerun: %w", err)
-			}
-			mm.VCD = opt.VCD
-		}
-	}
-	return res, nil
+	return runLockstep(opt, build, func(lib *verilator.Library, traceAt int64) (*Result, *Mismatch, error) {
+		return runPlacement(ctx, lib, u, knobs, opt, traceAt)
+	})
 }
 
 // plStallLimit is the number of cycles without any handshake after which the RTL is declared
