@@ -25,6 +25,17 @@ type Design struct {
 	Files   []File
 }
 
+// BuildMutated is Build after mutate, when not nil, has rewritten the sources (the
+// fault-injection tests break a block's template on purpose this way).
+func BuildMutated(top string, srcs []Source, st Stamp, mutate func([]Source) error) (*Design, error) {
+	if mutate != nil {
+		if err := mutate(srcs); err != nil {
+			return nil, fmt.Errorf("gen: %s: mutate sources: %w", top, err)
+		}
+	}
+	return Build(top, srcs, st)
+}
+
 // Build renders every source (leaves first) and adds filelist.f, mrgen.core and manifest.json.
 func Build(top string, srcs []Source, st Stamp) (*Design, error) {
 	d := &Design{Top: top, Stamp: st}

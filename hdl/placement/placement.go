@@ -73,7 +73,7 @@ const (
 type Unit struct {
 	Cfg   config.Config
 	P     goldenpl.Params
-	Reset ResetStyle
+	Reset hdl.ResetStyle
 
 	Conns, Streams int // connections, streams per connection
 	StreamDepth    int // Conns × Streams
@@ -97,21 +97,6 @@ type Unit struct {
 
 	StreamEntryW, SlotEntryW, RegionEntryW int
 	Latency                                int
-}
-
-// ResetStyle tells the template how to write control registers.
-type ResetStyle struct {
-	Port      string // rst or rst_n
-	AsyncLow  bool
-	Condition string // the Verilog condition that means "in reset"
-}
-
-// Always is the head of a control-register block for the reset style.
-func (r ResetStyle) Always() string {
-	if r.AsyncLow {
-		return "always @(posedge clk or negedge rst_n)"
-	}
-	return "always @(posedge clk)"
 }
 
 func clog2(n int) int {
@@ -176,11 +161,7 @@ func New(c config.Config) (*Unit, error) {
 	// region entry: {gen[TagW-1:0], conn[ConnW-1:0], access[1:0], last[63:0], base[63:0]}
 	// (last = base + length - 1, the region's last byte)
 	u.RegionEntryW = u.TagW + u.ConnW + 2 + 64 + 64
-	if c.ResetStyle == config.ResetAsyncLow {
-		u.Reset = ResetStyle{Port: "rst_n", AsyncLow: true, Condition: "!rst_n"}
-	} else {
-		u.Reset = ResetStyle{Port: "rst", Condition: "rst"}
-	}
+	u.Reset = hdl.ResetFor(c.ResetStyle)
 	u.Latency = 2
 	return u, nil
 }
@@ -192,12 +173,7 @@ func (u *Unit) Design(st gen.Stamp, mutate func([]gen.Source) error) (*gen.Desig
 	if err != nil {
 		return nil, err
 	}
-	if mutate != nil {
-		if err := mutate(srcs); err != nil {
-			return nil, fmt.Errorf("placement: mutate sources: %w", err)
-		}
-	}
-	return gen.Build(Top, srcs, st)
+	return gen.BuildMutated(Top, srcs, st, mutate)
 }
 
 // Sources returns the engine's modules ready for gen.Build.

@@ -47,7 +47,7 @@ const (
 type Unit struct {
 	Cfg    config.Config
 	P      goldensack.Params
-	Reset  ResetStyle
+	Reset  hdl.ResetStyle
 	Rotate RotatePlan
 
 	W, IW, PW, CW, AW int // bitmap width, its index width, PSN width, conn and path id widths
@@ -61,13 +61,6 @@ type Unit struct {
 	AckMode           string
 	RxLatency         int
 	TxLatency         int
-}
-
-// ResetStyle tells templates how to write control registers.
-type ResetStyle struct {
-	Port      string // rst or rst_n
-	AsyncLow  bool
-	Condition string // the Verilog condition that means "in reset"
 }
 
 // RotatePlan splits the rotator's log2 levels into register stages.
@@ -92,11 +85,7 @@ func New(c config.Config) (*Unit, error) {
 	u.RxEntryW = 8 + u.W + 2*u.PW
 	// tx entry: {hwm[P-1:0], count[IW:0], nxt[P-1:0], una[P-1:0]}
 	u.TxEntryW = 3*u.PW + u.CntW
-	if c.ResetStyle == config.ResetAsyncLow {
-		u.Reset = ResetStyle{Port: "rst_n", AsyncLow: true, Condition: "!rst_n"}
-	} else {
-		u.Reset = ResetStyle{Port: "rst", Condition: "rst"}
-	}
+	u.Reset = hdl.ResetFor(c.ResetStyle)
 	u.Rotate = planRotate(u.IW, c.Pipeline.TreeRegisterEvery)
 	s := len(u.Rotate.Stages)
 	// rx: input+read register, loop stage register, rotator stages.
@@ -136,12 +125,7 @@ func (u *Unit) Design(st gen.Stamp, mutate func([]gen.Source) error) (*gen.Desig
 	if err != nil {
 		return nil, err
 	}
-	if mutate != nil {
-		if err := mutate(srcs); err != nil {
-			return nil, fmt.Errorf("sack: mutate sources: %w", err)
-		}
-	}
-	return gen.Build(Top, srcs, st)
+	return gen.BuildMutated(Top, srcs, st, mutate)
 }
 
 // Sources returns every module of the unit, leaves first, ready for gen.Build.
@@ -166,12 +150,4 @@ func (u *Unit) Sources() ([]gen.Source, error) {
 		out = append(out, gen.Source{Module: b.mod, Template: string(text), Data: u})
 	}
 	return out, nil
-}
-
-// Always is the head of a control-register block for the configured reset style.
-func (r ResetStyle) Always() string {
-	if r.AsyncLow {
-		return "always @(posedge clk or negedge rst_n)"
-	}
-	return "always @(posedge clk)"
 }
