@@ -53,6 +53,12 @@ type LinearFit struct {
 	R2        float64 `json:"r2"`
 }
 
+// Patterns lists the traffic patterns.
+func Patterns() []string { return []string{"all-to-all", "ring"} }
+
+// Failures lists what the failure scenario can fail.
+func Failures() []string { return []string{"spine", "plane"} }
+
 // Scenarios lists the scenario names.
 func Scenarios() []string { return []string{"loss", "reorder", "incast", "planes", "failure"} }
 

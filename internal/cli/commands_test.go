@@ -52,3 +52,38 @@ func TestCosimCommand(t *testing.T) {
 	code, _, _ = run(t, "--config", defaultConfigPath(), "cosim", "--packets", "0")
 	require.Equal(t, ExitUsage, code)
 }
+
+func TestSimCommand(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "loss.svg")
+	code, stdout, errOut := run(t, "--config", defaultConfigPath(), "--json", "sim", "--scenario", "loss",
+		"--loss", "0.01", "--hosts", "4", "--pattern", "ring", "--duration-us", "60", "--plot", out)
+	require.Equal(t, ExitOK, code, errOut)
+	var v map[string]any
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	require.NoError(t, dec.Decode(&v))
+	require.False(t, dec.More(), "exactly one JSON object")
+	for _, k := range []string{"scenario", "protocol", "params", "goodput_fraction", "retransmissions",
+		"spurious_retransmissions", "p99_fct_us", "baseline"} {
+		require.Contains(t, v, k)
+	}
+	require.Equal(t, "metaroce", v["protocol"])
+	base := v["baseline"].(map[string]any)
+	require.Equal(t, "rocev2", base["protocol"])
+	require.Greater(t, v["goodput_fraction"].(float64), 0.3)
+	require.Equal(t, v["messages"], v["messages_verified"])
+	svg, err := os.ReadFile(out)
+	require.NoError(t, err)
+	require.Contains(t, string(svg), "<svg")
+
+	for _, args := range [][]string{
+		{"sim", "--scenario", "nope"},
+		{"sim", "--loss", "0.9"},
+		{"sim", "--hosts", "1"},
+		{"sim", "--scenario", "loss", "--loss", "0", "--pattern", "star", "--hosts", "4"},
+		{"sim", "--scenario", "failure", "--fail", "rack"},
+	} {
+		code, _, errOut = run(t, append([]string{"--config", defaultConfigPath()}, args...)...)
+		require.Equal(t, ExitUsage, code, "%v", args)
+		require.NotEmpty(t, errOut)
+	}
+}

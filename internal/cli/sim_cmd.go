@@ -41,6 +41,12 @@ func newSimCmd(g *globals) *cobra.Command {
 			case o.DurationUs < 0 || o.Planes < 0 || o.Incast < 0:
 				return &usageError{fmt.Errorf("--duration-us, --planes and --incast must not be negative")}
 			}
+			if o.Pattern != "" && !contains(sim.Patterns(), o.Pattern) {
+				return &usageError{fmt.Errorf("unknown pattern %q; patterns: %s", o.Pattern, strings.Join(sim.Patterns(), ", "))}
+			}
+			if o.Fail != "" && !contains(sim.Failures(), o.Fail) {
+				return &usageError{fmt.Errorf("unknown failure %q; failures: %s", o.Fail, strings.Join(sim.Failures(), ", "))}
+			}
 			if !contains(sim.Scenarios(), o.Scenario) {
 				return &usageError{fmt.Errorf("unknown scenario %q; scenarios: %s", o.Scenario, strings.Join(sim.Scenarios(), ", "))}
 			}
