@@ -136,7 +136,9 @@ func BuildParserModel(ctx context.Context, opt Options, trace bool) (*verilator.
 
 // RunParser co-simulates the header parser against golden/parser. Result.Counts holds: valid
 // and malformed (frames generated), kind_<class> per generator class, accepted, beats (input
-// beats), payload_beats (output beats) and payload_packets.
+// beats), payload_beats (output beats), payload_packets, input_stalls (cycles a beat was
+// offered and not taken) and input_idle (cycles the driver offered nothing, by its gap
+// probability, while frames remained).
 func RunParser(ctx context.Context, opt Options) (*Result, error) {
 	k, ok := parserScenarios[opt.Scenario]
 	if !ok {
@@ -363,6 +365,12 @@ func runParser(ctx context.Context, lib *verilator.Library, u *hdlparser.Unit, k
 		}
 
 		// Input handshake.
+		if !offered && sent < opt.Packets {
+			res.Counts["input_idle"]++
+		}
+		if offered && pt.tready.Get(outb) == 0 {
+			res.Counts["input_stalls"]++
+		}
 		if offered && pt.tready.Get(outb) == 1 {
 			offered = false
 			res.Counts["beats"]++
