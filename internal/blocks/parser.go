@@ -23,8 +23,8 @@ func init() {
 			if err != nil {
 				return nil, nil, err
 			}
-			top := u.ParserModule()
-			return []*hdl.Module{top}, top, nil
+			// The parser is one block: no sub-unit worth a separate place and route.
+			return nil, u.ParserModule(), nil
 		},
 		Cosim:     cosim.RunParser,
 		Scenarios: cosim.ParserScenarios,
