@@ -148,8 +148,8 @@ func (u *Unit) ParserModule() *hdl.Module {
 		out("m_axis_tvalid", 1, "payload beat valid"),
 		in("m_axis_tready", 1, "downstream takes the payload beat"),
 		out("m_axis_tlast", 1, "last beat of one descriptor's payload"),
-		out("cnt_outcome", u.Outcomes*CounterWidth,
-			"frames per outcome since reset, 32 bits each: [0] accepted, [r] dropped as reason r"),
+		in("cnt_rd_idx", 6, "outcome counter to read: 0 accepted, r dropped as reason r"),
+		out("cnt_rd_data", CounterWidth, "frames with that outcome since reset (wraps), one cycle later"),
 	)
 	return &hdl.Module{
 		Name:   Top,
@@ -163,7 +163,9 @@ func (u *Unit) ParserModule() *hdl.Module {
 			"latency is from the handshake of the frame's last beat to m_hdr_valid or "+
 			"m_drop_valid.", u.W, u.Cfg.UDPDestPort),
 		Clock: "clk", Reset: u.Reset.Port,
-		Ports:   ports,
+		Ports: ports,
+		Tables: []hdl.Table{{Name: "cnt_upd_mem", Depth: 64, Width: CounterWidth,
+			Doc: "outcome counters; cnt_rd_mem is its copy"}},
 		Latency: Latency,
 		II:      1,
 	}
@@ -206,29 +208,6 @@ func (u *Unit) Bases(hdr string) ([]int, error) {
 		}
 	}
 	return out, nil
-}
-
-// Section renders a 4:1 mux selecting n bytes of vec starting at the header's offset in the
-// variant sel ({vlan, ipv6}).
-func (u *Unit) Section(vec, sel, hdr string, n int) (string, error) {
-	return u.section(vec, sel, hdr, n)
-}
-
-func (u *Unit) section(vec, sel, hdr string, n int) (string, error) {
-	bases, err := u.Bases(hdr)
-	if err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	for i, base := range bases {
-		sl := fmt.Sprintf("%s[%d:%d]", vec, 8*(base+n)-1, 8*base)
-		if i < 3 {
-			fmt.Fprintf(&b, "%s == 2'd%d ? %s :\n      ", sel, i, sl)
-		} else {
-			b.WriteString(sl)
-		}
-	}
-	return b.String(), nil
 }
 
 // BE renders the big-endian n-byte field at byte offset off of vec (byte i in bits 8i+7:8i).
@@ -320,9 +299,6 @@ func toInt(v any) (int, error) {
 	return 0, fmt.Errorf("parser: template: not an integer: %T", v)
 }
 
-// HdrCapBytes is the size of the header register: whole beats.
-func (u *Unit) HdrCapBytes() int { return u.HdrBeats * u.B }
-
 // MetaDepth is the depth of the payload FIFO's per-frame verdict queue.
 const MetaDepth = 16
 
@@ -331,3 +307,103 @@ func (u *Unit) MetaW() int { return 1 + (u.FifoAW + 1) + u.BW + (u.BW + 1) + 1 }
 
 // MetaDepth is the template's view of the constant.
 func (u *Unit) MetaDepth() int { return MetaDepth }
+
+// Section is one header register of stage a: the bytes of one header, captured from whichever
+// beat and lane carry them in the frame's variant, so that stage v reads every field at a fixed
+// position with no multiplexer (and each register bit packs with its capture multiplexer).
+type CapSection struct {
+	Reg   string // register name
+	Hdr   string // "eth" (bytes 12-13 and 16-17), "l3", "udp", "bth", "body"
+	Bytes int
+}
+
+// CapSections lists the header registers.
+func (u *Unit) CapSections() []CapSection {
+	return []CapSection{
+		{"a_eth", "eth", 4}, // the EtherType (bytes 12-13) and, behind a tag, the inner one (16-17)
+		{"a_ip", "l3", wire.IPv4HeaderLen},
+		{"a_udp", "udp", wire.UDPHeaderLen - 2},
+		{"a_bth", "bth", wire.BTHLen},
+		{"a_body", "body", u.BodyLen},
+	}
+}
+
+// capSource is where byte c of a section comes from under a variant condition.
+type capSource struct {
+	cond       string
+	beat, lane int
+}
+
+func (u *Unit) capSources(s CapSection, c int) ([]capSource, error) {
+	if s.Hdr == "eth" {
+		p := wire.EthTypeOff + c
+		if c >= 2 {
+			p += wire.VLANTagLen - 2
+		}
+		return []capSource{{"", p / u.B, p % u.B}}, nil
+	}
+	bases, err := u.Bases(s.Hdr)
+	if err != nil {
+		return nil, err
+	}
+	var out []capSource
+	for v, b := range bases {
+		p := b + c
+		cond := fmt.Sprintf("now_var == 2'd%d", v)
+		if s.Hdr == "l3" { // the IP header's offset depends on the tag only
+			if v%2 == 1 {
+				continue
+			}
+			cond = map[int]string{0: "!now_vlan", 2: "now_vlan"}[v]
+		}
+		out = append(out, capSource{cond, p / u.B, p % u.B})
+	}
+	return out, nil
+}
+
+func (u *Unit) beatCond(src capSource) string {
+	c := fmt.Sprintf("a_beat == %d'd%d", u.BeatW, src.beat)
+	if src.cond != "" {
+		c += " && " + src.cond
+	}
+	return c
+}
+
+// CaptureLines are the stage-a register writes of every header byte (inside `if (fire)`).
+func (u *Unit) CaptureLines() ([]string, error) {
+	var out []string
+	for _, s := range u.CapSections() {
+		out = append(out, fmt.Sprintf("// %s: %d bytes (%s)", s.Reg, s.Bytes, s.Hdr))
+		for c := 0; c < s.Bytes; c++ {
+			srcs, err := u.capSources(s, c)
+			if err != nil {
+				return nil, err
+			}
+			for _, src := range srcs {
+				out = append(out, fmt.Sprintf("if (%s) %s[%d:%d] <= s_axis_tdata[%d:%d];", u.beatCond(src),
+					s.Reg, 8*c+7, 8*c, 8*src.lane+7, 8*src.lane))
+			}
+		}
+	}
+	return out, nil
+}
+
+// NowByte is byte c of a header register as it stands with this beat's write: the value stage
+// a needs in the same cycle.
+func (u *Unit) NowByte(reg string, c int) (string, error) {
+	for _, s := range u.CapSections() {
+		if s.Reg != reg {
+			continue
+		}
+		srcs, err := u.capSources(s, c)
+		if err != nil {
+			return "", err
+		}
+		e := ""
+		for _, src := range srcs {
+			e += fmt.Sprintf("%s ? s_axis_tdata[%d:%d] :\n      ", u.beatCond(src), 8*src.lane+7, 8*src.lane)
+		}
+		return "(" + e + fmt.Sprintf("%s[%d:%d])", reg, 8*c+7, 8*c), nil
+	}
+	return "", fmt.Errorf("parser: no header register %q", reg)
+}

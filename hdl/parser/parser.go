@@ -4,13 +4,15 @@
 // golden/wire's (golden/parser flattens them into the descriptor); this package decides how the
 // hardware implements them, for a datapath of 64, 128, 256 or 512 bits:
 //
-//   - The first H bytes of a frame (the longest header stack: tagged IPv6, UDP, BTH and the
-//     longest body) are captured beat by beat into a header register. Every field sits at one
-//     of four fixed offsets ({tagged, untagged} x {IPv4, IPv6}); IPv4 options are a drop, so
-//     nothing needs a variable shifter.
-//   - At the frame's last beat the header register, the frame length and the ICRC state are
-//     copied into a check stage, and the next frame's capture starts in the next cycle: one beat
-//     per cycle, no bubble between frames, so a one-beat frame goes at one frame per cycle.
+//   - Every field sits at one of four fixed offsets ({tagged, untagged} x {IPv4, IPv6}); IPv4
+//     options are a drop, so nothing needs a variable shifter. The header bytes are captured
+//     beat by beat into one register per header (EtherTypes, IP, UDP, BTH, body), each byte from
+//     the beat and lane its variant puts it in, so the checks read fields at fixed positions.
+//   - At the frame's last beat the frame length and the ICRC state are copied into a check stage
+//     (the header registers hold still until it moves on), and the next frame's capture starts
+//     in the next cycle: one beat per cycle, no bubble between frames, so a one-beat frame goes
+//     at one frame per cycle.
+//   - The outcome counters are a RAM with a read-modify-write per outcome, not 36 adders.
 //   - The check stage evaluates every drop condition of docs/wire-format.md section 13 at once
 //     and a priority chain picks the lowest code, which is exactly Decode's check order.
 //   - The ICRC is a generated parallel CRC-32 over one beat per cycle (hdl/crc). Bytes before

@@ -127,9 +127,9 @@ func TestDescription(t *testing.T) {
 		p, ok := top.Port("m_hdr_sack")
 		require.True(t, ok)
 		require.Equal(t, tc.sack, p.Width)
-		p, ok = top.Port("cnt_outcome")
+		p, ok = top.Port("cnt_rd_data")
 		require.True(t, ok)
-		require.Equal(t, 36*32, p.Width)
+		require.Equal(t, 32, p.Width)
 	}
 	c := config.Default()
 	c.DatapathWidth = 96
