@@ -76,6 +76,29 @@ func (u *Unit) KeepModule() *hdl.Module {
 	}
 }
 
+// ReasonVecBits is the width of the check vector the reason tree searches (bit r = check r
+// failed; bit 0 and the bits above the last reason are zero), and ReasonVecLevels its log2.
+const (
+	ReasonVecBits   = 64
+	ReasonVecLevels = 6
+)
+
+// FirstSetModule is the drop-reason priority encoder.
+func (u *Unit) FirstSetModule() *hdl.Module {
+	return &hdl.Module{
+		Name:   "rx_parser_first_set",
+		Source: Source,
+		Doc: fmt.Sprintf("Find-first-set over the %d-bit check vector as an explicit log2 tree (%d "+
+			"levels): the lowest failing check is the drop reason, exactly Decode's check order. "+
+			"Combinational.", ReasonVecBits, ReasonVecLevels),
+		Ports: []hdl.Port{
+			in("vec", ReasonVecBits, "bit r: check r failed"),
+			out("any", 1, "some check failed"),
+			out("idx", ReasonVecLevels, "the lowest failing check (0 when none)"),
+		},
+	}
+}
+
 // UnshiftModule removes up to B-1 zero bytes from the end of the CRC's input.
 func (u *Unit) UnshiftModule() *hdl.Module {
 	return &hdl.Module{
@@ -298,6 +321,9 @@ func toInt(v any) (int, error) {
 	}
 	return 0, fmt.Errorf("parser: template: not an integer: %T", v)
 }
+
+// ReasonVecBitsT is the template's view of ReasonVecBits.
+func (u *Unit) ReasonVecBitsT() int { return ReasonVecBits }
 
 // MetaDepth is the depth of the payload FIFO's per-frame verdict queue.
 const MetaDepth = 16

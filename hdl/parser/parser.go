@@ -167,6 +167,7 @@ func (u *Unit) Sources() ([]gen.Source, error) {
 		tmpl string
 	}{
 		{u.KeepModule(), "keep.v.tmpl"},
+		{u.FirstSetModule(), "first_set.v.tmpl"},
 		{u.UnshiftModule(), "unshift.v.tmpl"},
 		{u.PayloadModule(), "payload.v.tmpl"},
 		{u.ParserModule(), "parser.v.tmpl"},
@@ -175,7 +176,11 @@ func (u *Unit) Sources() ([]gen.Source, error) {
 		if err != nil {
 			return nil, fmt.Errorf("parser: template %s: %w", b.tmpl, err)
 		}
-		out = append(out, gen.Source{Module: b.mod, Template: string(text), Data: u})
+		var data any = u
+		if b.tmpl == "first_set.v.tmpl" {
+			data = struct{ N, L int }{ReasonVecBits, ReasonVecLevels}
+		}
+		out = append(out, gen.Source{Module: b.mod, Template: string(text), Data: data})
 	}
 	return out, nil
 }
