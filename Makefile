@@ -11,7 +11,7 @@ MRGEN   := bin/mrgen
 # see a rebuilt model library (TOOLCHAIN.md), so every run is -count=1.
 TESTFLAGS ?= -count=1 -timeout 25m
 
-.PHONY: all deps build demo test test-short lint fmt vet bench fuzz synth cosim results clean
+.PHONY: all deps build demo test test-short lint fmt vet bench fuzz synth cosim cosim-parser results clean
 
 all: build
 
@@ -43,6 +43,12 @@ lint: deps build
 SEED ?= 1
 cosim: deps build
 	$(MRGEN) --config $(CONFIG) cosim --block sack --scenario random --packets 1000000 --seed $(SEED)
+
+# One million frames through the header parser at each datapath width (the acceptance runs).
+cosim-parser: deps build
+	for w in 64 128 256 512; do \
+	  $(MRGEN) --config configs/matrix/parser-w$$w.yaml cosim --block parser --packets 1000000 --seed $(SEED) --json || exit 1; \
+	done
 
 # Yosys + nextpnr-ice40 for the HX8K; writes out/synth.json (the demo summary reads it).
 BOARD ?= ice40-hx8k

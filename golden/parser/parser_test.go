@@ -170,3 +170,21 @@ func BenchmarkParse(b *testing.B) {
 		p.Parse(frames[i%len(frames)])
 	}
 }
+
+// TestFuzzCorpus loads the stored golden/wire fuzz corpus and parses every frame of it under the
+// default configuration without a panic, with a defined outcome.
+func TestFuzzCorpus(t *testing.T) {
+	frames, err := FuzzCorpus()
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(frames), 10)
+	p := newParser(t)
+	for _, f := range frames {
+		_, _, r := p.Parse(f)
+		require.True(t, r.Valid())
+	}
+	require.Equal(t, uint64(len(frames)), p.Counters.Total())
+	_, err = parseCorpusFile("go test fuzz v1\nbyte('x')\n")
+	require.ErrorContains(t, err, "no []byte")
+	_, err = parseCorpusFile("garbage")
+	require.Error(t, err)
+}

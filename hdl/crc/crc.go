@@ -156,3 +156,55 @@ func (e *Equations) TotalTerms() int {
 	}
 	return n
 }
+
+// poly is the reflected CRC-32 (IEEE) polynomial.
+const poly = 0xEDB88320
+
+// Unshift runs the CRC register backwards over zeroBytes zero bytes: Raw(Unshift(c, k), k zero
+// bytes) = c. The step is invertible because the polynomial's top bit is set: a register whose
+// bit 31 is set came from one whose bit 0 was set. The parser uses it twice: to find the initial
+// register that makes the CRC start at a byte inside a beat (zero the bytes before it and start
+// from Unshift(0xFFFFFFFF, offset)), and to remove the zero bytes that pad the last beat of the
+// CRC's input up to the beat boundary.
+func Unshift(crc uint32, zeroBytes int) uint32 {
+	for i := 0; i < 8*zeroBytes; i++ {
+		if crc&(1<<31) != 0 {
+			crc = (crc^poly)<<1 | 1
+		} else {
+			crc <<= 1
+		}
+	}
+	return crc
+}
+
+// UnshiftEquations is Unshift over a fixed number of zero bytes as a linear map: bit i of the
+// result is the XOR of the input bits listed in [i].
+func UnshiftEquations(zeroBytes int) [32][]int {
+	var eq [32][]int
+	for j := 0; j < 32; j++ {
+		col := Unshift(1<<j, zeroBytes)
+		for i := 0; i < 32; i++ {
+			if col>>i&1 == 1 {
+				eq[i] = append(eq[i], j)
+			}
+		}
+	}
+	return eq
+}
+
+// XorLines renders a linear map as wrapped assign statements lhs[i] = XOR of in[j]; a row with
+// no terms is 1'b0.
+func XorLines(lhs, in string, eq [32][]int) []string {
+	var out []string
+	for i := 0; i < 32; i++ {
+		var terms []string
+		for _, j := range eq[i] {
+			terms = append(terms, fmt.Sprintf("%s[%d]", in, j))
+		}
+		if len(terms) == 0 {
+			terms = []string{"1'b0"}
+		}
+		out = append(out, wrapAssign(fmt.Sprintf("%s[%d]", lhs, i), terms))
+	}
+	return out
+}

@@ -87,3 +87,25 @@ func TestVerilogMatchesModel(t *testing.T) {
 		require.NoError(t, model.Close())
 	}
 }
+
+// TestUnshift checks that Unshift inverts the CRC register's step over zero bytes, and that its
+// linear form agrees with it.
+func TestUnshift(t *testing.T) {
+	for _, tc := range []struct {
+		crc uint32
+		k   int
+	}{{0xFFFFFFFF, 1}, {0xFFFFFFFF, 14}, {0x12345678, 63}, {0x80000001, 7}, {0, 5}} {
+		got := Unshift(tc.crc, tc.k)
+		require.Equal(t, tc.crc, Raw(got, make([]byte, tc.k)), "crc %#x k %d", tc.crc, tc.k)
+		eq := UnshiftEquations(tc.k)
+		var lin uint32
+		for i := 0; i < 32; i++ {
+			var v uint32
+			for _, j := range eq[i] {
+				v ^= tc.crc >> j & 1
+			}
+			lin |= v << i
+		}
+		require.Equal(t, got, lin)
+	}
+}

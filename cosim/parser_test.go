@@ -1,0 +1,163 @@
+package cosim
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mrgen/mrgen/config"
+	"github.com/mrgen/mrgen/gen"
+	"github.com/mrgen/mrgen/golden/wire"
+	"github.com/mrgen/mrgen/internal/tooltest"
+)
+
+func runParserTest(t *testing.T, c config.Config, scenario string, seed uint64, packets int, mutate func([]gen.Source) error, vcd string) *Result {
+	t.Helper()
+	tooltest.Require(t, "verilator", "g++", "make")
+	res, err := RunParser(context.Background(), Options{Config: c, Scenario: scenario, Seed: seed, Packets: packets,
+		Mutate: mutate, Stamp: stamp(c), VCD: vcd})
+	require.NoError(t, err)
+	return res
+}
+
+// parserConfigs are the parser's matrix configurations, one per datapath width.
+func parserConfigs(t *testing.T) []config.Config {
+	t.Helper()
+	var out []config.Config
+	for _, w := range []string{"64", "128", "256", "512"} {
+		c, err := config.Load(filepath.Join("..", "configs", "matrix", "parser-w"+w+".yaml"))
+		require.NoError(t, err)
+		out = append(out, c)
+	}
+	return out
+}
+
+// reachableReasons are the drop reasons a configuration can produce (psn_out_of_range needs
+// psn_width < 32).
+func reachableReasons(c config.Config) []wire.DropReason {
+	var out []wire.DropReason
+	for _, r := range wire.AllDropReasons() {
+		if r == wire.DropNone || r == wire.DropPSNOutOfRange && c.PSNWidth == 32 {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// TestParserWidths runs mixed valid and malformed traffic, with input gaps and output
+// backpressure, at every datapath width, and malformed traffic alone that must reach every drop
+// reason.
+func TestParserWidths(t *testing.T) {
+	for _, c := range parserConfigs(t) {
+		t.Run(c.Name, func(t *testing.T) {
+			res := runParserTest(t, c, "random", 7, 20_000, nil, "")
+			requireClean(t, res)
+			require.Equal(t, 20_000, res.Packets)
+			require.GreaterOrEqual(t, float64(res.Counts["malformed"]), 0.2*float64(res.Packets), "malformed share")
+			require.Positive(t, res.Counts["accepted"])
+			require.Positive(t, res.Counts["payload_packets"])
+			for _, v := range []string{"hdr"} {
+				require.Equal(t, res.DeclaredLatency[v], res.MinLatency[v], "latency without backpressure")
+			}
+
+			res = runParserTest(t, c, "malformed", 8, 20_000, nil, "")
+			requireClean(t, res)
+			for _, r := range reachableReasons(c) {
+				require.Positive(t, res.Drops[r.String()], "drop reason %s never exercised", r)
+			}
+		})
+	}
+}
+
+// TestParserLineRate sends minimum-size frames back to back without gaps or backpressure: the
+// parser must take one beat every cycle (no bubble between frames, so at 512 bits a one-beat
+// frame goes at one frame per cycle) and answer every frame exactly Latency cycles after its
+// last beat.
+func TestParserLineRate(t *testing.T) {
+	for _, c := range parserConfigs(t) {
+		t.Run(c.Name, func(t *testing.T) {
+			res := runParserTest(t, c, "line-rate", 3, 5_000, nil, "")
+			requireClean(t, res)
+			require.Equal(t, res.DeclaredLatency["hdr"], res.MinLatency["hdr"])
+			require.Equal(t, res.DeclaredLatency["hdr"], res.MaxLatency["hdr"])
+			require.Zero(t, res.Counts["input_stalls"], "cycles with a beat offered and not taken")
+			require.Zero(t, res.Counts["input_idle"], "cycles without a beat while frames remained")
+			require.Positive(t, res.Counts["beats"])
+		})
+	}
+}
+
+// TestParserScenarios runs the other scenarios on the default configuration.
+func TestParserScenarios(t *testing.T) {
+	for _, sc := range []string{"valid", "malformed", "backpressure"} {
+		t.Run(sc, func(t *testing.T) {
+			res := runParserTest(t, config.Default(), sc, 11, 5_000, nil, "")
+			requireClean(t, res)
+			if sc == "valid" {
+				require.Zero(t, res.Counts["malformed"])
+				require.Equal(t, res.Packets, res.Counts["accepted"], "every valid frame is accepted")
+			}
+		})
+	}
+}
+
+// TestParserCosimCatchesFaults breaks the RTL on purpose and requires cosim to notice.
+func TestParserCosimCatchesFaults(t *testing.T) {
+	faults := []struct {
+		name, module, from, to, stream, field string
+		vcd                                   bool
+	}{
+		{"psn bit slip", "rx_parser",
+			"wire [31:0] d_psn = psn;", "wire [31:0] d_psn = {psn[30:0], psn[31]};", "hdr", "PSN", true},
+		{"icrc not checked", "rx_parser",
+			"wire chk_bad_icrc = ~crc_raw != v_tr;", "wire chk_bad_icrc = 1'b0;", "hdr", "Reason", false},
+		{"checks out of order", "rx_parser",
+			"wire chk_unknown_opcode = !op_data && !op_ack && !op_nak;",
+			"wire chk_unknown_opcode = !op_data && !op_ack && !op_nak && !chk_bad_flags;", "hdr", "Reason", false},
+		{"payload aligner one byte off", "rx_parser_payload",
+			"pair[{1'b0, q_shift, 3'b000} +:", "pair[{1'b0, q_shift, 3'b000} + 8 +:", "payload", "rtl", false},
+	}
+	for _, f := range faults {
+		t.Run(f.name, func(t *testing.T) {
+			mutate := func(srcs []gen.Source) error {
+				for i := range srcs {
+					if srcs[i].Module.Name == f.module {
+						require.Contains(t, srcs[i].Template, f.from, "fault anchor missing from the template")
+						srcs[i].Template = strings.Replace(srcs[i].Template, f.from, f.to, 1)
+					}
+				}
+				return nil
+			}
+			vcd := ""
+			if f.vcd {
+				vcd = filepath.Join(t.TempDir(), "mismatch.vcd")
+			}
+			c, err := config.Load(filepath.Join("..", "configs", "matrix", "parser-w128.yaml"))
+			require.NoError(t, err)
+			res := runParserTest(t, c, "random", 1, 5_000, mutate, vcd)
+			require.NotNil(t, res.Mismatch, "cosim missed an injected fault")
+			require.Equal(t, 1, res.Mismatches)
+			require.Equal(t, f.stream, res.Mismatch.Stream)
+			require.Contains(t, res.Mismatch.Diff, f.field)
+			if vcd == "" {
+				return
+			}
+			require.Equal(t, vcd, res.Mismatch.VCD)
+			body, err := os.ReadFile(vcd)
+			require.NoError(t, err, "VCD around the mismatch")
+			require.Contains(t, string(body), "$enddefinitions")
+		})
+	}
+}
+
+func TestUnknownParserScenario(t *testing.T) {
+	_, err := RunParser(context.Background(), Options{Config: config.Default(), Scenario: "nope", Packets: 1})
+	require.ErrorContains(t, err, "unknown parser scenario")
+	_, err = RunParser(context.Background(), Options{Config: config.Default(), Scenario: "random", Packets: 0})
+	require.ErrorContains(t, err, "packets must be positive")
+}
