@@ -86,7 +86,7 @@ func RandomPacket(rng *rand.Rand, prm Params) *Packet {
 // position in a message.
 func randomData(rng *rand.Rand, prm Params, p *Packet) {
 	n := randomPayloadLen(rng, prm.MTU)
-	p.BTH.Flags = Flags(rng.IntN(4)) * FlagRetx // ACKREQ and RETX, any combination
+	p.BTH.Flags = Flags(rng.IntN(8)) * FlagPathInit // INIT, RETX and ACKREQ, any combination
 	if n > 0 {
 		p.Payload = make([]byte, n)
 		fill(rng, p.Payload)

@@ -163,7 +163,7 @@ func TestRandomPacketsRoundTrip(t *testing.T) {
 				}
 			}
 			// Every opcode × IP version × tagging × ECN, every data flag combination (4 positions
-			// × ACKREQ × RETX), and the payload edges all occur.
+			// × ACKREQ × RETX × INIT), and the payload edges all occur.
 			for _, op := range AllOpcodes() {
 				for _, v := range []int{4, 6} {
 					for _, tagged := range []bool{false, true} {
@@ -174,8 +174,8 @@ func TestRandomPacketsRoundTrip(t *testing.T) {
 				}
 			}
 			for _, op := range []Opcode{OpWrite, OpSend} {
-				for i := 0; i < 16; i++ {
-					require.Contains(t, seen, fmt.Sprintf("%s/flags=%s", op, Flags(i)*FlagRetx))
+				for i := 0; i < 32; i++ {
+					require.Contains(t, seen, fmt.Sprintf("%s/flags=%s", op, Flags(i)*FlagPathInit))
 				}
 			}
 			for _, n := range []int{0, 1, tp.prm.MTU} {

@@ -27,7 +27,7 @@ type Field struct {
 func descriptorFields(sackWidth int) []Field {
 	return []Field{
 		{"opcode", wire.OpcodeBits, "BTH opcode: 0x01 WRITE, 0x02 SEND, 0x10 ACK, 0x11 NAK"},
-		{"flags", wire.FlagsBits, "BTH flags: FIRST 0x80, LAST 0x40, ACKREQ 0x20, RETX 0x10"},
+		{"flags", wire.FlagsBits, "BTH flags: FIRST 0x80, LAST 0x40, ACKREQ 0x20, RETX 0x10, INIT 0x08"},
 		{"conn_id", wire.ConnIDBits, "destination connection"},
 		{"path_id", wire.PathIDBits, "path (data) or acknowledged path (ACK/NAK)"},
 		{"psn", wire.PSNBits, "PSN; ACK: the path's cumulative PSN"},
@@ -324,6 +324,12 @@ func toInt(v any) (int, error) {
 
 // ReasonVecBitsT is the template's view of ReasonVecBits.
 func (u *Unit) ReasonVecBitsT() int { return ReasonVecBits }
+
+// ReservedDataFlags is the 8-bit Verilog constant of the flag bits a data packet may not set
+// (the complement of golden/wire's DataFlagsMask), so that the RTL follows the wire format.
+func (u *Unit) ReservedDataFlags() string {
+	return fmt.Sprintf("8'h%02x", uint8(^wire.DataFlagsMask))
+}
 
 // MetaDepth is the depth of the payload FIFO's per-frame verdict queue.
 const MetaDepth = 16
