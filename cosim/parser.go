@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"slices"
 	"sort"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -144,35 +143,15 @@ func RunParser(ctx context.Context, opt Options) (*Result, error) {
 	if !ok {
 		return nil, fmt.Errorf("cosim: unknown parser scenario %q; scenarios: %v", opt.Scenario, ParserScenarios())
 	}
-	if opt.Packets <= 0 {
-		return nil, fmt.Errorf("cosim: packets must be positive, got %d", opt.Packets)
+	var u *hdlparser.Unit
+	build := func(trace bool) (*verilator.Library, error) {
+		lib, unit, err := BuildParserModel(ctx, opt, trace)
+		u = unit
+		return lib, err
 	}
-	lib, u, err := BuildParserModel(ctx, opt, false)
-	if err != nil {
-		return nil, err
-	}
-	start := time.Now()
-	res, mm, err := runParser(ctx, lib, u, k, opt, -1)
-	if err != nil {
-		return nil, err
-	}
-	res.ModelCached = lib.Cached
-	res.Timing(time.Since(start).Seconds())
-	if mm != nil {
-		res.Mismatches = 1
-		res.Mismatch = mm
-		if opt.VCD != "" {
-			tlib, _, err := BuildParserModel(ctx, opt, true)
-			if err != nil {
-				return res, fmt.Errorf("cosim: trace build after mismatch: %w", err)
-			}
-			if _, _, err := runParser(ctx, tlib, u, k, opt, int64(mm.Cycle)); err != nil {
-				return res, fmt.Errorf("cosim: trace rerun: %w", err)
-			}
-			mm.VCD = opt.VCD
-		}
-	}
-	return res, nil
+	return runLockstep(opt, build, func(lib *verilator.Library, traceAt int64) (*Result, *Mismatch, error) {
+		return runParser(ctx, lib, u, k, opt, traceAt)
+	})
 }
 
 // payloadExp is one expected payload packet.

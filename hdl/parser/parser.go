@@ -56,7 +56,7 @@ const CounterWidth = 32
 type Unit struct {
 	Cfg   config.Config
 	Prm   wire.Params
-	Reset ResetStyle
+	Reset hdl.ResetStyle
 
 	W, B, BW    int // datapath bits, bytes per beat, log2(bytes per beat)
 	S           int // SACK bitmap bits
@@ -78,21 +78,6 @@ type Unit struct {
 	FifoAW      int               // log2(FifoDepth)
 	MaxPayBeats int               // raw beats of the longest payload
 	Fields      []Field
-}
-
-// ResetStyle tells templates how to write control registers.
-type ResetStyle struct {
-	Port      string // rst or rst_n
-	AsyncLow  bool
-	Condition string // the Verilog condition that means "in reset"
-}
-
-// Always is the head of a control-register block for the configured reset style.
-func (r ResetStyle) Always() string {
-	if r.AsyncLow {
-		return "always @(posedge clk or negedge rst_n)"
-	}
-	return "always @(posedge clk)"
 }
 
 // New derives the parser description from a validated configuration.
@@ -131,11 +116,7 @@ func New(c config.Config) (*Unit, error) {
 	u.MaxPayBeats = (u.B - 1 + prm.MTU + u.B - 1) / u.B
 	u.FifoDepth = 1 << bits.Len(uint(u.MaxPayBeats+8-1))
 	u.FifoAW = bits.Len(uint(u.FifoDepth)) - 1
-	if c.ResetStyle == config.ResetAsyncLow {
-		u.Reset = ResetStyle{Port: "rst_n", AsyncLow: true, Condition: "!rst_n"}
-	} else {
-		u.Reset = ResetStyle{Port: "rst", Condition: "rst"}
-	}
+	u.Reset = hdl.ResetFor(c.ResetStyle)
 	u.Fields = descriptorFields(u.S)
 	return u, nil
 }
@@ -147,12 +128,7 @@ func (u *Unit) Design(st gen.Stamp, mutate func([]gen.Source) error) (*gen.Desig
 	if err != nil {
 		return nil, err
 	}
-	if mutate != nil {
-		if err := mutate(srcs); err != nil {
-			return nil, fmt.Errorf("parser: mutate sources: %w", err)
-		}
-	}
-	return gen.Build(Top, srcs, st)
+	return gen.BuildMutated(Top, srcs, st, mutate)
 }
 
 // Sources returns every module of the parser, leaves first, ready for gen.Build.
