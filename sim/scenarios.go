@@ -227,7 +227,11 @@ func runReorder(o Options) (*Result, error) {
 	s := o.base(topo, flows, o.duration(300))
 	s.loss = 0
 	s.sprayPaths = o.NIC.PathsPerConnection // the baseline sprays over as many source ports
-	return both("reorder", map[string]any{"hosts": hosts, "pattern": o.Pattern, "seed": o.Seed,
+	pat := o.Pattern
+	if pat == "" {
+		pat = "all-to-all"
+	}
+	return both("reorder", map[string]any{"hosts": hosts, "pattern": pat, "seed": o.Seed,
 		"spine_delay_skew_us": 2, "spray_paths": s.sprayPaths}, s)
 }
 
