@@ -39,6 +39,7 @@ type Figures struct {
 	FirstVerifyFailure      string            `json:"first_verify_failure,omitempty"`
 	P99FCTus                float64           `json:"p99_fct_us"`
 	ConvergenceRTTs         *float64          `json:"convergence_rtts,omitempty"`
+	BaseRTTus               float64           `json:"base_rtt_us,omitempty"` // the RTT unit of convergence_rtts
 	JainFairness            *float64          `json:"jain_fairness,omitempty"`
 	PeakQueueBytes          int               `json:"peak_queue_bytes"`
 	RecoveryUs              *float64          `json:"recovery_us,omitempty"`

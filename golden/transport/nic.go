@@ -72,6 +72,7 @@ type conn struct {
 	blocked   bool        // the last SendDecision said no; cleared by the next ACK or timer event
 	nextSend  fabric.Time // pacing: no new or moved packet before this time
 	sending   bool        // has ever sent (scanned by the timer)
+	heard     bool        // an ACK has come back: the first-RTT gate is open
 	// Receive side.
 	lastData fabric.Time
 	active   bool

@@ -92,6 +92,11 @@ func (nic *NIC) produceOne() bool {
 			nic.wake(cn.nextSend)
 			continue
 		}
+		if !cn.heard && cn.sending && nic.win.Conn(cn.idx).Inflight > 0 {
+			// First-RTT gate: one packet in flight until the receiver has answered.
+			cn.blocked = true
+			continue
+		}
 		d := nic.win.SendDecision(cn.idx, nic.nowNS())
 		if !d.OK {
 			// The window state changes only with an ACK or a timer event of this connection.
@@ -223,6 +228,9 @@ func (nic *NIC) emit(rec *txPkt, retx bool) int {
 	if rec.init {
 		flags |= wire.FlagPathInit
 	}
+	if !cn.heard {
+		flags |= wire.FlagAckReq // the first-RTT packet asks for its answer at once
+	}
 	w := &wire.Packet{BTH: wire.BTH{Opcode: ms.m.Op, Flags: flags, ConnID: uint16(connIndex(cn.peer, nic.host)),
 		PathID: uint8(rec.path), StreamID: uint8(ms.stream), PSN: rec.psn, MSN: ms.msn}}
 	body := wire.SendExtLen
@@ -334,6 +342,7 @@ func (nic *NIC) onAck(w *wire.Packet) {
 		}
 	}
 	cn.blocked = false
+	cn.heard = true
 	if len(cn.moved) > 0 || nic.startable(cn) {
 		nic.addWork(cn)
 	}

@@ -24,6 +24,13 @@
 // completion). Messages are cut into mtu-sized packets (placement's segmentation rule); the last
 // packet of a message asks for an immediate ACK.
 //
+// A connection that has not yet heard from its receiver keeps one packet in flight, asking for
+// an immediate ACK (the first-RTT gate): the first ACK brings the receiver's rate hint and the
+// connection's base RTT, so an incast's first round trip sends one packet per sender instead of
+// every sender's initial window (64 × 128 KiB overflowed a 1 MB switch buffer). New packets are
+// paced at the last rate hint (the window bounds what is in flight; the pacer spreads it and
+// realises shares below one packet per RTT).
+//
 // # Loss recovery (no go-back-N anywhere)
 //
 //   - SACK: an accepted ACK names exactly the PSNs newly known lost on its path
