@@ -62,7 +62,9 @@ func TestWindowDirectedScenarios(t *testing.T) {
 	for _, sc := range WindowScenarios() {
 		t.Run(sc, func(t *testing.T) {
 			n := 20_000
-			if sc == "random" {
+			if sc == "random" || sc == "wraparound" {
+				// wraparound: path failures are rare at this seed (3 in 40,000 sends, none in
+				// the first 20,000 since golden's send gate rounds up).
 				n = 50_000
 			}
 			res := runWindowTest(t, c, sc, 7, n, nil, "")
