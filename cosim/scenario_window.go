@@ -17,8 +17,12 @@ type windowKnobs struct {
 	RateHint  float64 // an ACK carries a non-zero rate hint
 	BigCounts float64 // an ACK's cum advance / newly SACKed counts are huge (clamped to inflight)
 	Bogus     float64 // the timestamp echo is from the future or 2^31 ns old (sample discarded)
-	LongRTT   float64 // the RTT sample is above 2^24 ns (the rate-cap product's SRTT clamp)
-	Dead      float64 // fraction of paths that never answer (timeouts, suspect, failed, probes)
+	LongRTT   float64 // the RTT sample is above 2^24 ns (discarded by the base RTT as a maximum)
+	// LongBase is the fraction of connections whose paths all have base RTTs near one drawn
+	// from 8–16 ms: 1.5 x the connection's MinRTT lands on either side of the rate-cap
+	// product's 2^24 ns clamp.
+	LongBase float64
+	Dead     float64 // fraction of paths that never answer (timeouts, suspect, failed, probes)
 	// DeadPeriod is the mean time, ns, a path stays dead or alive before it flips (0: never).
 	DeadPeriod uint32
 	SetPSN     float64 // an ACK-port operation is a set-PSN near the PSN wrap instead
@@ -48,8 +52,8 @@ var windowScenarios = map[string]windowKnobs{
 	"failure": {AckRate: 0.4, SendRate: 0.7, OutReady: 1, ECN: 0.2, Congested: 0.3, Dead: 0.5,
 		DeadPeriod: 6_000_000, DtMax: 2_000, Jump: 0.001, RTTMax: 40_000},
 	// Rate hints: the rate cap limits the connection window (and lifts with hint 0).
-	"rate-cap": {AckRate: 0.5, SendRate: 0.8, OutReady: 1, RateHint: 0.5, LongRTT: 0.02, DtMax: 300,
-		RTTMax: 60_000},
+	"rate-cap": {AckRate: 0.5, SendRate: 0.8, OutReady: 1, RateHint: 0.5, LongRTT: 0.02, LongBase: 0.5,
+		DtMax: 300, RTTMax: 60_000},
 	// Wraparound: the clock starts before 2^32 ns and runs fast (it wraps many times), PSNs are
 	// set just below their wrap, deadlines and decrease epochs cross the wrap.
 	"wraparound": {AckRate: 0.45, SendRate: 0.7, OutReady: 1, ECN: 0.2, Congested: 0.3, Dead: 0.2,

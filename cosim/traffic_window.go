@@ -58,10 +58,17 @@ func newWindowTraffic(p window.Params, k windowKnobs, seed uint64, start uint32)
 		psns: psn.MustSpace(p.PSNBits), rtt: make([]uint32, p.TableDepth), dead: make([]bool, p.TableDepth),
 		hot: make([]bool, p.TableDepth), until: make([]uint32, p.TableDepth)}
 	for c := 0; c < p.Conns; c++ {
+		long, base := t.chance(k.LongBase), uint32(0)
+		if long {
+			base = 8_000_000 + uint32(t.rng.IntN(8_000_000))
+		}
 		for q := 0; q < p.Paths; q++ {
 			i, _ := p.Index(c, q)
 			t.active = append(t.active, i)
 			t.rtt[i] = 1_000 + uint32(t.rng.IntN(int(max(k.RTTMax, 2_000)-1_000)))
+			if long {
+				t.rtt[i] = base + uint32(t.rng.IntN(int(base/8)))
+			}
 			t.dead[i] = t.chance(k.Dead)
 			t.hot[i] = t.chance(k.Congested)
 			t.until[i] = start + t.spell()

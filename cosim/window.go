@@ -16,7 +16,8 @@ import (
 )
 
 // winAckOut is everything window_unit says about one ACK update: golden's AckResult and the
-// state it left (the path's window and estimator, the connection's window and rate cap).
+// state it left (the path's window and estimator, the connection's window, rate cap and base
+// RTT).
 type winAckOut struct {
 	Conn, Path   int
 	Res          window.AckResult
@@ -25,6 +26,8 @@ type winAckOut struct {
 	RTO          uint32
 	ConnCwnd     uint32
 	RateCap      uint32
+	MinRTT       uint32
+	MinValid     bool
 }
 
 // winSendOut is one send decision.
@@ -47,7 +50,7 @@ type windowPorts struct {
 	mAckValid, mAckReady, mAckConn, mAckPath, mAckIgnored, mAckSValid verilator.Field
 	mAckSample, mAckAcked, mAckInc, mAckDec, mAckCInc, mAckCDec       verilator.Field
 	mAckReact, mAckCwnd, mAckSRTT, mAckRTTVar, mAckRTO, mAckConnCwnd  verilator.Field
-	mAckRateCap                                                       verilator.Field
+	mAckRateCap, mAckMinRTT, mAckMinValid                             verilator.Field
 	sendValid, sendReady, sendConn                                    verilator.Field
 	mSendValid, mSendReady, mSendConn, mSendOK, mSendReason           verilator.Field
 	mSendPath, mSendEntropy, mSendPSN                                 verilator.Field
@@ -84,7 +87,7 @@ func bindWindowPorts(lay *verilator.Layout, resetPort string) (*windowPorts, err
 	p.mAckDec, p.mAckCInc, p.mAckCDec = out("m_ack_decreased"), out("m_ack_conn_increased"), out("m_ack_conn_decreased")
 	p.mAckReact, p.mAckCwnd, p.mAckSRTT = out("m_ack_reactivated"), out("m_ack_cwnd"), out("m_ack_srtt")
 	p.mAckRTTVar, p.mAckRTO, p.mAckConnCwnd = out("m_ack_rttvar"), out("m_ack_rto"), out("m_ack_conn_cwnd")
-	p.mAckRateCap = out("m_ack_rate_cap")
+	p.mAckRateCap, p.mAckMinRTT, p.mAckMinValid = out("m_ack_rate_cap"), out("m_ack_min_rtt"), out("m_ack_min_valid")
 	p.sendValid, p.sendReady, p.sendConn = in("s_send_valid"), out("s_send_ready"), in("s_send_conn")
 	p.mSendValid, p.mSendReady, p.mSendConn = out("m_send_valid"), in("m_send_ready"), out("m_send_conn")
 	p.mSendOK, p.mSendReason, p.mSendPath = out("m_send_ok"), out("m_send_reason"), out("m_send_path")
@@ -109,6 +112,7 @@ func (pt *windowPorts) readAck(out []uint32) winAckOut {
 		Cwnd: uint32(pt.mAckCwnd.Get(out)), SRTT: uint32(pt.mAckSRTT.Get(out)),
 		RTTVar: uint32(pt.mAckRTTVar.Get(out)), RTO: uint32(pt.mAckRTO.Get(out)),
 		ConnCwnd: uint32(pt.mAckConnCwnd.Get(out)), RateCap: uint32(pt.mAckRateCap.Get(out)),
+		MinRTT: uint32(pt.mAckMinRTT.Get(out)), MinValid: pt.mAckMinValid.Get(out) == 1,
 	}
 }
 
@@ -427,13 +431,15 @@ func runWindow(ctx context.Context, lib *verilator.Library, u *hdlwindow.Unit, k
 				res.Counts["set_psn"]++
 				break
 			}
+			before := tr.tb.Conn(ackOp.conn)
 			r := tr.tb.AckUpdate(ackOp.conn, ackOp.path, ackOp.ack, t)
 			e := tr.tb.Path(ackOp.conn, ackOp.path)
 			ce := tr.tb.Conn(ackOp.conn)
 			ackExp.push(expected[winAckOut]{cycle: cyc, input: ackOp, out: winAckOut{
 				Conn: ackOp.conn, Path: ackOp.path, Res: r, Cwnd: e.Cwnd, SRTT: e.SRTT, RTTVar: e.RTTVar,
-				RTO: e.RTO, ConnCwnd: ce.Cwnd, RateCap: ce.RateCap}})
+				RTO: e.RTO, ConnCwnd: ce.Cwnd, RateCap: ce.RateCap, MinRTT: ce.MinRTT, MinValid: ce.MinValid}})
 			countAck(res, r, ackOp.ack)
+			countBaseRTT(res, before, ce, ackOp.ack, e.RTTValid)
 		case sendFire:
 			sendOffered = false
 			res.Packets++
@@ -462,6 +468,21 @@ func runWindow(ctx context.Context, lib *verilator.Library, u *hdlwindow.Unit, k
 		opt.Progress(res.Packets, opt.Packets)
 	}
 	return res, nil, nil
+}
+
+// countBaseRTT tallies the connection base-RTT cases of an ACK (before and after are the
+// connection entry around it): MinRTT set by the connection's first sample or lowered by a later
+// one, and a rate cap computed from 1.5 x MinRTT at or above the 2^24 ns clamp.
+func countBaseRTT(res *Result, before, after window.ConnEntry, a window.Ack, rttValid bool) {
+	switch {
+	case after.MinValid && !before.MinValid:
+		res.Counts["min_rtt_first"]++
+	case after.MinRTT < before.MinRTT:
+		res.Counts["min_rtt_lowered"]++
+	}
+	if a.RateHint > 0 && rttValid && uint64(after.MinRTT)+uint64(after.MinRTT>>1) >= 1<<window.RTTCapBits {
+		res.Counts["rate_cap_rtt_clamped"]++
+	}
 }
 
 // countAck tallies what an ACK did, for the scenario coverage checks.

@@ -189,7 +189,7 @@ const (
 	ConnAccumBits    = 20
 	MarksBits        = 16
 	TimeoutBits      = 4
-	RTTCapBits       = 24 // SRTT is clamped to this many bits in the rate-cap product
+	RTTCapBits       = 24 // the rate-cap product clamps its RTT (1.5 × MinRTT) to this many bits
 	LFSRTaps         = 0xB400
 	lfsrZeroSeed     = 0xACE1
 	seedMul          = 0x9E37

@@ -90,6 +90,8 @@ func (u *Unit) UnitModule() *hdl.Module {
 		out("m_ack_rto", TimeW, "path RTO after the ACK, ns"),
 		out("m_ack_conn_cwnd", ConnCwndW, "connection window after the ACK, packets x 256"),
 		out("m_ack_rate_cap", ConnCwndW, "connection rate-hint cap after the ACK, packets x 256"),
+		out("m_ack_min_rtt", TimeW, "connection base RTT (smallest sample) after the ACK, ns"),
+		out("m_ack_min_valid", 1, "the connection's base RTT holds a sample"),
 		// Send port.
 		in("s_send_valid", 1, "a connection asks where its next new packet goes"),
 		out("s_send_ready", 1, "accepted when valid and ready (low while an ACK is offered)"),
@@ -120,9 +122,9 @@ func (u *Unit) UnitModule() *hdl.Module {
 		Doc: fmt.Sprintf("Sender window unit of MetaRoCE for %d connections x %d paths: per path the "+
 			"window (ECN AIMD, at most one decrease per SRTT), the RFC 6298 RTT estimator, the "+
 			"retransmit timer with exponential backoff, the path state (active / suspect / failed) "+
-			"and the ECMP entropy; per connection the connection window, the packets in flight and "+
-			"the rate-hint cap. ACK updates, send decisions (spraying over the paths) and timer-scan "+
-			"checks share one read-modify-write pipeline; one operation enters per clock. The rules "+
+			"and the ECMP entropy; per connection the connection window, the packets in flight, the "+
+			"base RTT and the rate-hint cap. ACK updates, send decisions (spraying over the paths) and "+
+			"timer-scan checks share one read-modify-write pipeline; one operation enters per clock. The rules "+
 			"are golden/window's, bit for bit (fixed point, 8 fraction bits).",
 			u.Cfg.Connections, u.Cfg.PathsPerConnection),
 		Clock: "clk", Reset: u.Reset.Port,

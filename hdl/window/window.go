@@ -179,6 +179,8 @@ func New(c config.Config) (*Unit, error) {
 		{Name: "dec_valid", Width: 1, Doc: "a decrease happened"},
 		{Name: "rate_hint", Width: RateHintW, Doc: "last rate hint on any path"},
 		{Name: "rate_cap", Width: ConnCwndW, Doc: "window the rate hint allows, packets x 256"},
+		{Name: "min_rtt", Width: TimeW, Doc: "base RTT: the smallest valid sample of any path, ns"},
+		{Name: "min_valid", Width: 1, Doc: "min_rtt holds a sample"},
 		{Name: "rr", Width: p.PathBits, Doc: "spraying round-robin pointer"},
 	})
 	s := c.Seed
@@ -370,13 +372,13 @@ func SumTree(name string, width int, terms []string) (string, string) {
 	return b.String(), level[0]
 }
 
-// RateCapProduct renders hint_rtt = b_rate_hint * srtt_cap (16 x 24 bits) and
+// RateCapProduct renders hint_rtt = b_rate_hint * rtt_cap (16 x 24 bits) and
 // rate_prod = hint_rtt * RATE_CAP_MUL as two adder trees: 16 partial products, then one shifted
 // copy of hint_rtt per set bit of the constant.
 func (u *Unit) RateCapProduct() string {
 	var pp []string
 	for i := 0; i < RateHintW; i++ {
-		pp = append(pp, fmt.Sprintf("b_rate_hint[%d] ? %s : 40'd0", i, shifted("srtt_cap", 24, i, 40)))
+		pp = append(pp, fmt.Sprintf("b_rate_hint[%d] ? %s : 40'd0", i, shifted("rtt_cap", 24, i, 40)))
 	}
 	t1, r1 := SumTree("hint_rtt", 40, pp)
 	var cm []string

@@ -113,10 +113,10 @@ func TestDescription(t *testing.T) {
 		entryW, connW             int
 		padConns, padPaths        bool
 	}{
-		{"default", nil, 2, 3, 32, 8, 32, 264 + 32, 142 + 3, false, false},
-		{"one path", func(c *config.Config) { c.Connections, c.PathsPerConnection = 2, 1 }, 1, 1, 4, 2, 32, 296, 143, false, true},
-		{"3x3 narrow psn", func(c *config.Config) { c.Connections, c.PathsPerConnection, c.PSNWidth = 3, 3, 12 }, 2, 2, 16, 4, 12, 276, 144, true, true},
-		{"64 paths", func(c *config.Config) { c.Connections, c.PathsPerConnection = 2, 64 }, 1, 6, 128, 64, 32, 296, 148, false, false},
+		{"default", nil, 2, 3, 32, 8, 32, 264 + 32, 175 + 3, false, false},
+		{"one path", func(c *config.Config) { c.Connections, c.PathsPerConnection = 2, 1 }, 1, 1, 4, 2, 32, 296, 176, false, true},
+		{"3x3 narrow psn", func(c *config.Config) { c.Connections, c.PathsPerConnection, c.PSNWidth = 3, 3, 12 }, 2, 2, 16, 4, 12, 276, 177, true, true},
+		{"64 paths", func(c *config.Config) { c.Connections, c.PathsPerConnection = 2, 64 }, 1, 6, 128, 64, 32, 296, 181, false, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
