@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -158,35 +157,15 @@ func RunWindow(ctx context.Context, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opt.Packets <= 0 {
-		return nil, fmt.Errorf("cosim: packets must be positive, got %d", opt.Packets)
+	var u *hdlwindow.Unit
+	build := func(trace bool) (*verilator.Library, error) {
+		lib, unit, err := BuildWindowModel(ctx, opt, trace)
+		u = unit
+		return lib, err
 	}
-	lib, u, err := BuildWindowModel(ctx, opt, false)
-	if err != nil {
-		return nil, err
-	}
-	start := time.Now()
-	res, mm, err := runWindow(ctx, lib, u, knobs, opt, -1)
-	if err != nil {
-		return nil, err
-	}
-	res.ModelCached = lib.Cached
-	res.Timing(time.Since(start).Seconds())
-	if mm != nil {
-		res.Mismatches = 1
-		res.Mismatch = mm
-		if opt.VCD != "" {
-			tlib, _, err := BuildWindowModel(ctx, opt, true)
-			if err != nil {
-				return res, fmt.Errorf("cosim: trace build after mismatch: %w", err)
-			}
-			if _, _, err := runWindow(ctx, tlib, u, knobs, opt, int64(mm.Cycle)); err != nil {
-				return res, fmt.Errorf("cosim: trace rerun: %w", err)
-			}
-			mm.VCD = opt.VCD
-		}
-	}
-	return res, nil
+	return runLockstep(opt, build, func(lib *verilator.Library, traceAt int64) (*Result, *Mismatch, error) {
+		return runWindow(ctx, lib, u, knobs, opt, traceAt)
+	})
 }
 
 // runWindow is the lockstep loop. traceAt ≥ 0 dumps a VCD window around that cycle.

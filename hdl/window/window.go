@@ -72,7 +72,7 @@ func (f Field) Hi() int { return f.Lo + f.Width - 1 }
 type Unit struct {
 	Cfg   config.Config
 	P     goldenwindow.Params
-	Reset ResetStyle
+	Reset hdl.ResetStyle
 
 	CW, AW, IdxW int // conn id, path id and {conn, path} index widths
 	PW           int // PSN width
@@ -89,21 +89,6 @@ type Unit struct {
 
 	// Fixed-point constants (golden Params), ready for the template.
 	SeedFold uint16
-}
-
-// ResetStyle tells templates how to write control registers.
-type ResetStyle struct {
-	Port      string // rst or rst_n
-	AsyncLow  bool
-	Condition string // the Verilog condition that means "in reset"
-}
-
-// Always is the head of a control-register block for the configured reset style.
-func (r ResetStyle) Always() string {
-	if r.AsyncLow {
-		return "always @(posedge clk or negedge rst_n)"
-	}
-	return "always @(posedge clk)"
 }
 
 // Widths of the entry fields (golden/window's package doc).
@@ -146,11 +131,7 @@ func New(c config.Config) (*Unit, error) {
 		Depth: p.TableDepth, ConnDepth: 1 << p.ConnBits, PathSlots: 1 << p.PathBits}
 	u.PadConns = p.Conns < u.ConnDepth
 	u.PadPaths = p.Paths < u.PathSlots
-	if c.ResetStyle == config.ResetAsyncLow {
-		u.Reset = ResetStyle{Port: "rst_n", AsyncLow: true, Condition: "!rst_n"}
-	} else {
-		u.Reset = ResetStyle{Port: "rst", Condition: "rst"}
-	}
+	u.Reset = hdl.ResetFor(c.ResetStyle)
 	u.PathFields, u.PathEntryW = packFields([]Field{
 		{Name: "state", Width: StateW, Doc: "0 active, 1 suspect, 2 failed"},
 		{Name: "cwnd", Width: CwndW, Doc: "path window, packets x 256"},
@@ -195,12 +176,7 @@ func (u *Unit) Design(st gen.Stamp, mutate func([]gen.Source) error) (*gen.Desig
 	if err != nil {
 		return nil, err
 	}
-	if mutate != nil {
-		if err := mutate(srcs); err != nil {
-			return nil, fmt.Errorf("window: mutate sources: %w", err)
-		}
-	}
-	return gen.Build(Top, srcs, st)
+	return gen.BuildMutated(Top, srcs, st, mutate)
 }
 
 // Sources returns every module of the unit, leaves first, ready for gen.Build.
