@@ -502,10 +502,18 @@ func (nic *NIC) tailProbe(cn *conn, path int, ns uint32) {
 		return
 	}
 	e := nic.win.Path(cn.idx, path)
-	if !e.RTTValid || e.State == window.Failed {
+	if e.State == window.Failed {
 		return
 	}
-	pto := max(max(2*e.SRTT, e.SRTT+4*e.RTTVar)+uint32(nic.nw.cfg.AckDelay.NS()), uint32(TailProbeMin.NS()))
+	// A connection's first packet (alone under the first-RTT gate, no RTT sample yet) waits
+	// FirstProbe; other paths without a sample have no basis for a probe and wait for the RTO.
+	pto := uint32(FirstProbe.NS())
+	if !e.RTTValid && cn.heard {
+		return
+	}
+	if e.RTTValid {
+		pto = max(max(2*e.SRTT, e.SRTT+4*e.RTTVar)+uint32(nic.nw.cfg.AckDelay.NS()), uint32(TailProbeMin.NS()))
+	}
 	rec := nic.oldest(cn, path)
 	if rec == nil || rec.queued || rec.inNIC {
 		return
@@ -516,6 +524,11 @@ func (nic *NIC) tailProbe(cn *conn, path int, ns uint32) {
 		nic.queueRetx(rec)
 	}
 }
+
+// FirstProbe is the tail-probe timeout of a path with no RTT sample: a connection's first packet
+// (held alone by the first-RTT gate) is resent after it rather than after the initial RTO
+// (454 µs by default). It exceeds the first round trip of a 64:1 incast (about 30 µs).
+const FirstProbe = 50 * fabric.Microsecond
 
 // TailProbeMin is the shortest silence that triggers a tail-loss probe.
 const TailProbeMin = 10 * fabric.Microsecond
