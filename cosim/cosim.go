@@ -170,3 +170,42 @@ func runLockstep(opt Options, build func(trace bool) (*verilator.Library, error)
 	}
 	return res, nil
 }
+
+// unitDesign is what every block's Go description gives the cosim: its rendered design.
+type unitDesign interface {
+	Design(st gen.Stamp, mutate func([]gen.Source) error) (*gen.Design, error)
+}
+
+// buildUnit describes a block for opt.Config, renders it (mutated by opt.Mutate) and builds or
+// reuses the Verilated model of its top module.
+func buildUnit[U unitDesign](ctx context.Context, opt Options, describe func(config.Config) (U, error),
+	top func(U) *hdl.Module, trace bool) (*verilator.Library, U, error) {
+	var zero U
+	u, err := describe(opt.Config)
+	if err != nil {
+		return nil, zero, err
+	}
+	d, err := u.Design(opt.Stamp, opt.Mutate)
+	if err != nil {
+		return nil, zero, err
+	}
+	lib, err := BuildModel(ctx, opt, d, top(u), trace)
+	if err != nil {
+		return nil, zero, err
+	}
+	return lib, u, nil
+}
+
+// runUnit is runLockstep for a block whose model build also returns its description, which
+// the lockstep loop needs.
+func runUnit[U any](opt Options, build func(trace bool) (*verilator.Library, U, error),
+	loop func(lib *verilator.Library, u U, traceAt int64) (*Result, *Mismatch, error)) (*Result, error) {
+	var u U
+	return runLockstep(opt, func(trace bool) (*verilator.Library, error) {
+		lib, unit, err := build(trace)
+		u = unit
+		return lib, err
+	}, func(lib *verilator.Library, traceAt int64) (*Result, *Mismatch, error) {
+		return loop(lib, u, traceAt)
+	})
+}

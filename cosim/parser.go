@@ -118,19 +118,7 @@ func readDescriptor(pt *parserPorts, out []uint32, sackWidth int) parser.Descrip
 // BuildParserModel generates the parser for a configuration and builds (or reuses) its
 // Verilated model.
 func BuildParserModel(ctx context.Context, opt Options, trace bool) (*verilator.Library, *hdlparser.Unit, error) {
-	u, err := hdlparser.New(opt.Config)
-	if err != nil {
-		return nil, nil, err
-	}
-	d, err := u.Design(opt.Stamp, opt.Mutate)
-	if err != nil {
-		return nil, nil, err
-	}
-	lib, err := BuildModel(ctx, opt, d, u.ParserModule(), trace)
-	if err != nil {
-		return nil, nil, err
-	}
-	return lib, u, nil
+	return buildUnit(ctx, opt, hdlparser.New, (*hdlparser.Unit).ParserModule, trace)
 }
 
 // RunParser co-simulates the header parser against golden/parser. Result.Counts holds: valid
@@ -143,13 +131,9 @@ func RunParser(ctx context.Context, opt Options) (*Result, error) {
 	if !ok {
 		return nil, fmt.Errorf("cosim: unknown parser scenario %q; scenarios: %v", opt.Scenario, ParserScenarios())
 	}
-	var u *hdlparser.Unit
-	build := func(trace bool) (*verilator.Library, error) {
-		lib, unit, err := BuildParserModel(ctx, opt, trace)
-		u = unit
-		return lib, err
-	}
-	return runLockstep(opt, build, func(lib *verilator.Library, traceAt int64) (*Result, *Mismatch, error) {
+	return runUnit(opt, func(trace bool) (*verilator.Library, *hdlparser.Unit, error) {
+		return BuildParserModel(ctx, opt, trace)
+	}, func(lib *verilator.Library, u *hdlparser.Unit, traceAt int64) (*Result, *Mismatch, error) {
 		return runParser(ctx, lib, u, k, opt, traceAt)
 	})
 }

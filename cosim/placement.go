@@ -100,19 +100,7 @@ func bindPlPorts(lay *verilator.Layout, resetPort string) (*plPorts, error) {
 // BuildPlacementModel generates the placement engine for a configuration and builds (or
 // reuses) its Verilated model.
 func BuildPlacementModel(ctx context.Context, opt Options, trace bool) (*verilator.Library, *hdlpl.Unit, error) {
-	u, err := hdlpl.New(opt.Config)
-	if err != nil {
-		return nil, nil, err
-	}
-	d, err := u.Design(opt.Stamp, opt.Mutate)
-	if err != nil {
-		return nil, nil, err
-	}
-	lib, err := BuildModel(ctx, opt, d, u.Module(), trace)
-	if err != nil {
-		return nil, nil, err
-	}
-	return lib, u, nil
+	return buildUnit(ctx, opt, hdlpl.New, (*hdlpl.Unit).Module, trace)
 }
 
 // RunPlacement co-simulates the placement engine against golden/placement.
@@ -121,13 +109,9 @@ func RunPlacement(ctx context.Context, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	var u *hdlpl.Unit
-	build := func(trace bool) (*verilator.Library, error) {
-		lib, unit, err := BuildPlacementModel(ctx, opt, trace)
-		u = unit
-		return lib, err
-	}
-	return runLockstep(opt, build, func(lib *verilator.Library, traceAt int64) (*Result, *Mismatch, error) {
+	return runUnit(opt, func(trace bool) (*verilator.Library, *hdlpl.Unit, error) {
+		return BuildPlacementModel(ctx, opt, trace)
+	}, func(lib *verilator.Library, u *hdlpl.Unit, traceAt int64) (*Result, *Mismatch, error) {
 		return runPlacement(ctx, lib, u, knobs, opt, traceAt)
 	})
 }

@@ -107,19 +107,7 @@ func bindSackPorts(lay *verilator.Layout, resetPort string) (*sackPorts, error) 
 // BuildSackModel generates the SACK unit for a configuration and builds (or reuses) its
 // Verilated model.
 func BuildSackModel(ctx context.Context, opt Options, trace bool) (*verilator.Library, *hdlsack.Unit, error) {
-	u, err := hdlsack.New(opt.Config)
-	if err != nil {
-		return nil, nil, err
-	}
-	d, err := u.Design(opt.Stamp, opt.Mutate)
-	if err != nil {
-		return nil, nil, err
-	}
-	lib, err := BuildModel(ctx, opt, d, u.UnitModule(), trace)
-	if err != nil {
-		return nil, nil, err
-	}
-	return lib, u, nil
+	return buildUnit(ctx, opt, hdlsack.New, (*hdlsack.Unit).UnitModule, trace)
 }
 
 // RunSack co-simulates the SACK unit against golden/sack.
@@ -128,13 +116,9 @@ func RunSack(ctx context.Context, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	var u *hdlsack.Unit
-	build := func(trace bool) (*verilator.Library, error) {
-		lib, unit, err := BuildSackModel(ctx, opt, trace)
-		u = unit
-		return lib, err
-	}
-	return runLockstep(opt, build, func(lib *verilator.Library, traceAt int64) (*Result, *Mismatch, error) {
+	return runUnit(opt, func(trace bool) (*verilator.Library, *hdlsack.Unit, error) {
+		return BuildSackModel(ctx, opt, trace)
+	}, func(lib *verilator.Library, u *hdlsack.Unit, traceAt int64) (*Result, *Mismatch, error) {
 		return runSack(ctx, lib, u, knobs, opt, traceAt)
 	})
 }

@@ -134,19 +134,7 @@ func (pt *windowPorts) readTmr(out []uint32) winTmrOut {
 // BuildWindowModel generates the window unit for a configuration and builds (or reuses) its
 // Verilated model.
 func BuildWindowModel(ctx context.Context, opt Options, trace bool) (*verilator.Library, *hdlwindow.Unit, error) {
-	u, err := hdlwindow.New(opt.Config)
-	if err != nil {
-		return nil, nil, err
-	}
-	d, err := u.Design(opt.Stamp, opt.Mutate)
-	if err != nil {
-		return nil, nil, err
-	}
-	lib, err := BuildModel(ctx, opt, d, u.UnitModule(), trace)
-	if err != nil {
-		return nil, nil, err
-	}
-	return lib, u, nil
+	return buildUnit(ctx, opt, hdlwindow.New, (*hdlwindow.Unit).UnitModule, trace)
 }
 
 // RunWindow co-simulates the window unit against golden/window. Packets counts send requests
@@ -157,13 +145,9 @@ func RunWindow(ctx context.Context, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	var u *hdlwindow.Unit
-	build := func(trace bool) (*verilator.Library, error) {
-		lib, unit, err := BuildWindowModel(ctx, opt, trace)
-		u = unit
-		return lib, err
-	}
-	return runLockstep(opt, build, func(lib *verilator.Library, traceAt int64) (*Result, *Mismatch, error) {
+	return runUnit(opt, func(trace bool) (*verilator.Library, *hdlwindow.Unit, error) {
+		return BuildWindowModel(ctx, opt, trace)
+	}, func(lib *verilator.Library, u *hdlwindow.Unit, traceAt int64) (*Result, *Mismatch, error) {
 		return runWindow(ctx, lib, u, knobs, opt, traceAt)
 	})
 }
