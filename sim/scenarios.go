@@ -266,9 +266,26 @@ func incastSpec(o Options, n int) (runSpec, fabric.Time) {
 	o.MsgBytes = 256 << 10
 	spec := o.base(topo, flows, o.duration(400))
 	spec.warmup = 0
-	// Base RTT: four links each way, plus one MTU frame's serialization per hop of the data.
-	baseRTT := 8*topo.LinkDelay + 4*fabric.Time(float64((o.NIC.MTU+100)*8)*1000/topo.HostLinkGbps)
-	return spec, baseRTT
+	return spec, medianBaseRTT(topo, flows, o.NIC.MTU)
+}
+
+// medianBaseRTT is the median over the flows of the unloaded round trip: the links each way
+// (two within a leaf, four across the spine) with one mtu frame's serialization per hop of the
+// data and a minimum frame's per hop of the ACK.
+func medianBaseRTT(topo fabric.Topology, flows [][2]int, mtu int) fabric.Time {
+	frame := func(bytes int) fabric.Time {
+		return fabric.Time(float64((bytes+fabric.WireOverhead)*8) * 1000 / topo.HostLinkGbps)
+	}
+	var rtts []fabric.Time
+	for _, f := range flows {
+		hops := fabric.Time(4)
+		if f[0]/topo.HostsPerLeaf == f[1]/topo.HostsPerLeaf {
+			hops = 2
+		}
+		rtts = append(rtts, hops*(2*topo.LinkDelay+frame(mtu+100)+frame(64)))
+	}
+	sort.Slice(rtts, func(i, j int) bool { return rtts[i] < rtts[j] })
+	return rtts[len(rtts)/2]
 }
 
 // incastMetaRoCE runs MetaRoCE's N:1 incast and measures convergence: the first time from which
@@ -281,23 +298,18 @@ func incastMetaRoCE(o Options, n int, hints bool) (Figures, error) {
 }
 
 func incastMetaRoCEspec(o Options, n int, hints bool, s runSpec) (Figures, error) {
-	_, topoRTT := incastSpec(o, n)
+	_, baseRTT := incastSpec(o, n)
 	s.hints = hints
 	fair := s.topo.HostLinkGbps * 1e9 / float64(n)
 	mtuBits := float64(o.NIC.MTU * 8)
 	var converged fabric.Time = -1
-	var bases []float64
-	s.sampleEvery = topoRTT / 8
+	s.sampleEvery = baseRTT / 8
 	s.sample = func(now fabric.Time, hosts []traffic.Host) {
 		ok := true
-		bases = bases[:0]
 		for _, h := range hosts[1:] {
-			nic := h.(*transport.NIC)
-			if ce := nic.Window().Conn(connIndexOf(nic.Host(), 0)); ce.MinValid {
-				bases = append(bases, float64(ce.MinRTT)*float64(fabric.Nanosecond))
-			}
-			if r := allowedRate(nic, 0, mtuBits); math.Abs(r-fair) > 0.1*fair {
+			if r := allowedRate(h.(*transport.NIC), 0, mtuBits); math.Abs(r-fair) > 0.1*fair {
 				ok = false
+				break
 			}
 		}
 		switch {
@@ -311,16 +323,9 @@ func incastMetaRoCEspec(o Options, n int, hints bool, s runSpec) (Figures, error
 	if err != nil {
 		return f, err
 	}
-	// The RTT unit is the senders' measured base RTT (the median of their connections'
-	// minimum samples): senders on the receiver's leaf have half the RTT of the others.
-	base := float64(topoRTT)
-	if len(bases) > 0 {
-		sort.Float64s(bases)
-		base = bases[len(bases)/2]
-	}
-	f.BaseRTTus = base / float64(fabric.Microsecond)
+	f.BaseRTTus = float64(baseRTT) / float64(fabric.Microsecond)
 	if converged >= 0 {
-		v := float64(converged) / base
+		v := float64(converged) / float64(baseRTT)
 		f.ConvergenceRTTs = &v
 	}
 	return f, nil
@@ -340,7 +345,7 @@ func incastPoint(o Options, n int) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Scenario: "incast", Params: map[string]any{"senders": n, "seed": o.Seed, "topology_rtt_us": float64(baseRTT) / float64(fabric.Microsecond)},
+	return &Result{Scenario: "incast", Params: map[string]any{"senders": n, "seed": o.Seed, "base_rtt_us": float64(baseRTT) / float64(fabric.Microsecond)},
 		Figures: on, Contrast: &off, Baseline: &b}, nil
 }
 

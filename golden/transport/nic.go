@@ -113,9 +113,12 @@ type NIC struct {
 	active  int // connections counted by the rate hint
 	owedQ   []*owedAck
 	flushOn bool
-	wakeAt  fabric.Time // a fill is scheduled for this time (0: none)
-	linkMb  float64
-	cnt     map[string]uint64
+	// The gather window of newcomers' first ACKs (receiveSide): open while gatherStart != 0.
+	gathered               []*owedAck
+	gatherStart, gatherEnd fabric.Time
+	wakeAt                 fabric.Time // a fill is scheduled for this time (0: none)
+	linkMb                 float64
+	cnt                    map[string]uint64
 }
 
 func newNIC(nw *Network, h int) (*NIC, error) {

@@ -18,9 +18,11 @@ func (nic *NIC) onData(p *fabric.Packet, fr *frame) {
 	cn := nic.conns[c]
 	now := nic.now()
 	cn.lastData = now
-	if !cn.active {
+	newcomer := !cn.active
+	if newcomer {
 		cn.active = true
 		nic.active++
+		nic.gather(now)
 	}
 	if p.ECN == fabric.CE && cn.ecn[path] < 0xFFFF {
 		cn.ecn[path]++
@@ -61,11 +63,55 @@ func (nic *NIC) onData(p *fabric.Packet, fr *frame) {
 		ts = w.Send.Timestamp
 	}
 	switch {
+	case newcomer && res.Class == sack.ClassNew:
+		// A newcomer's first answer carries its share: wait until the senders arriving with it
+		// have been counted (the gather window), then answer all of them at once.
+		nic.gathered = append(nic.gathered, &owedAck{p: p, cn: cn, path: path, res: res, ts: ts, arrived: now})
 	case res.AckDue:
 		nic.sendAck(p, cn, path, res, ts)
 	case res.Class == sack.ClassNew:
 		nic.owe(p, cn, path, res, ts)
 	}
+}
+
+// Gather is how long a receiver waits after the last newcomer (a connection that starts sending
+// to it) before answering the newcomers, and MaxGather bounds the wait from the first one. An
+// incast's first packets arrive back to back; answering each at once would hand the early
+// senders the share of the few counted so far, and they would correct only a round trip later.
+const (
+	Gather    = 2 * fabric.Microsecond
+	MaxGather = 25 * fabric.Microsecond
+)
+
+// gather opens or extends the gather window at a newcomer's arrival.
+func (nic *NIC) gather(now fabric.Time) {
+	if nic.gatherStart == 0 {
+		nic.gatherStart = now
+		nic.nw.net.Sim().At(now+Gather, nic.answerNewcomers)
+	}
+	nic.gatherEnd = min(now+Gather, nic.gatherStart+MaxGather)
+}
+
+// answerNewcomers sends the gathered first ACKs once the window has closed, each with the
+// state after the path's latest packet and the share of every sender counted by then.
+func (nic *NIC) answerNewcomers() {
+	now := nic.now()
+	if now < nic.gatherEnd {
+		nic.nw.net.Sim().At(nic.gatherEnd, nic.answerNewcomers)
+		return
+	}
+	nic.gatherStart = 0
+	for _, o := range nic.gathered {
+		nic.cnt["gathered_acks"]++
+		if o.cn.owed[o.path] != nil { // a later packet on the path left a fresher held-back ACK
+			o = o.cn.owed[o.path]
+		}
+		// The echo is advanced by the time the ACK was held, so that the sender's RTT sample
+		// (and its base RTT, which sizes the rate cap) leaves the gather window out.
+		held := uint32((now - o.arrived).NS())
+		nic.sendAck(o.p, o.cn, o.path, o.res, o.ts+held)
+	}
+	nic.gathered = nic.gathered[:0]
 }
 
 // owedAck is an ACK the policy has not made due yet: the state after the path's latest packet.
@@ -76,6 +122,8 @@ type owedAck struct {
 	res  sack.RxResult
 	ts   uint32
 	at   fabric.Time // when it must go at the latest
+	// arrived is when the packet it answers arrived (gathered first ACKs).
+	arrived fabric.Time
 }
 
 // owe records (or refreshes) the path's held-back ACK and makes sure a flush is scheduled.

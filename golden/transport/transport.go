@@ -59,7 +59,11 @@
 // AckDelay later at the latest (a delayed ACK). An ACK carries the path's cumulative PSN, its SACK bitmap, the CE marks seen since
 // the path's previous ACK, the timestamp of the triggering packet, and the sender's fair share
 // of this receiver's link rate (rate hint): link rate divided among the connections that sent
-// data here within HintWindow. Completions leave placement in stream order; each completed
+// data here within HintWindow. A newcomer's first ACK (a connection that starts sending here) is
+// held until no other newcomer has arrived for Gather (2 µs, at most MaxGather = 25 µs after the
+// first), so that every sender of an incast is told the share of all of them; the held ACK's
+// echo is advanced by the hold, keeping it out of the RTT sample. Completions leave placement
+// in stream order; each completed
 // message is read back from host memory and verified byte for byte (golden/traffic).
 //
 // Everything is a function of the configuration, the topology and the seeds.
