@@ -302,9 +302,12 @@ func incastMetaRoCEspec(o Options, n int, hints bool, s runSpec) (Figures, error
 	s.hints = hints
 	fair := s.topo.HostLinkGbps * 1e9 / float64(n)
 	mtuBits := float64(o.NIC.MTU * 8)
-	var converged fabric.Time = -1
+	var converged, allArrived fabric.Time = -1, -1
 	s.sampleEvery = baseRTT / 8
 	s.sample = func(now fabric.Time, hosts []traffic.Host) {
+		if allArrived < 0 && hosts[0].(*transport.NIC).ActiveSenders() == n {
+			allArrived = now
+		}
 		ok := true
 		for _, h := range hosts[1:] {
 			if r := allowedRate(h.(*transport.NIC), 0, mtuBits); math.Abs(r-fair) > 0.1*fair {
@@ -327,6 +330,10 @@ func incastMetaRoCEspec(o Options, n int, hints bool, s runSpec) (Figures, error
 	if converged >= 0 {
 		v := float64(converged) / float64(baseRTT)
 		f.ConvergenceRTTs = &v
+		if allArrived >= 0 {
+			a := float64(max(converged-allArrived, 0)) / float64(baseRTT)
+			f.ConvergenceAfterAll = &a
+		}
 	}
 	return f, nil
 }

@@ -26,29 +26,32 @@ const (
 
 // Figures are one protocol's measurements in one run.
 type Figures struct {
-	Protocol                string            `json:"protocol"`
-	GoodputFraction         float64           `json:"goodput_fraction"`
-	GoodputGbps             float64           `json:"goodput_gbps"`
-	Retransmissions         uint64            `json:"retransmissions"`
-	SpuriousRetransmissions uint64            `json:"spurious_retransmissions"`
-	DataPackets             uint64            `json:"data_packets"`
-	Messages                uint64            `json:"messages"`
-	MessagesVerified        uint64            `json:"messages_verified"`
-	BytesVerified           uint64            `json:"bytes_verified"`
-	VerifyFailures          uint64            `json:"verify_failures"`
-	FirstVerifyFailure      string            `json:"first_verify_failure,omitempty"`
-	P99FCTus                float64           `json:"p99_fct_us"`
-	ConvergenceRTTs         *float64          `json:"convergence_rtts,omitempty"`
-	BaseRTTus               float64           `json:"base_rtt_us,omitempty"` // the RTT unit of convergence_rtts
-	JainFairness            *float64          `json:"jain_fairness,omitempty"`
-	PeakQueueBytes          int               `json:"peak_queue_bytes"`
-	RecoveryUs              *float64          `json:"recovery_us,omitempty"`
-	Timeline                []Sample          `json:"timeline,omitempty"`
-	FabricDrops             map[string]uint64 `json:"fabric_drops"`
-	Counters                map[string]uint64 `json:"counters"`
-	Events                  uint64            `json:"events"`
-	SimMicroseconds         float64           `json:"sim_us"`
-	WallSeconds             float64           `json:"wall_seconds"`
+	Protocol                string   `json:"protocol"`
+	GoodputFraction         float64  `json:"goodput_fraction"`
+	GoodputGbps             float64  `json:"goodput_gbps"`
+	Retransmissions         uint64   `json:"retransmissions"`
+	SpuriousRetransmissions uint64   `json:"spurious_retransmissions"`
+	DataPackets             uint64   `json:"data_packets"`
+	Messages                uint64   `json:"messages"`
+	MessagesVerified        uint64   `json:"messages_verified"`
+	BytesVerified           uint64   `json:"bytes_verified"`
+	VerifyFailures          uint64   `json:"verify_failures"`
+	FirstVerifyFailure      string   `json:"first_verify_failure,omitempty"`
+	P99FCTus                float64  `json:"p99_fct_us"`
+	ConvergenceRTTs         *float64 `json:"convergence_rtts,omitempty"`
+	BaseRTTus               float64  `json:"base_rtt_us,omitempty"` // the RTT unit of convergence_rtts
+	// ConvergenceAfterAllUs is convergence counted from the moment the receiver had seen
+	// every sender (the last one's first packet through the bottleneck), in base RTTs.
+	ConvergenceAfterAll *float64          `json:"convergence_rtts_after_all_arrived,omitempty"`
+	JainFairness        *float64          `json:"jain_fairness,omitempty"`
+	PeakQueueBytes      int               `json:"peak_queue_bytes"`
+	RecoveryUs          *float64          `json:"recovery_us,omitempty"`
+	Timeline            []Sample          `json:"timeline,omitempty"`
+	FabricDrops         map[string]uint64 `json:"fabric_drops"`
+	Counters            map[string]uint64 `json:"counters"`
+	Events              uint64            `json:"events"`
+	SimMicroseconds     float64           `json:"sim_us"`
+	WallSeconds         float64           `json:"wall_seconds"`
 }
 
 // Sample is one bin of a throughput time series.

@@ -163,6 +163,9 @@ func (nic *NIC) Host() int { return nic.host }
 // Memory is the NIC's host memory.
 func (nic *NIC) Memory() *placement.HostMemory { return nic.mem }
 
+// ActiveSenders is the number of connections the rate hint currently counts as sending here.
+func (nic *NIC) ActiveSenders() int { return nic.active }
+
 // Window is the NIC's window table (read it, do not change it).
 func (nic *NIC) Window() *window.Table { return nic.win }
 

@@ -107,6 +107,9 @@ func printSim(g *globals, r *sim.Result) {
 				name, f.GoodputFraction, f.GoodputGbps, f.Retransmissions, f.SpuriousRetransmissions, f.MessagesVerified, f.Messages, f.P99FCTus, f.PeakQueueBytes)
 			if f.ConvergenceRTTs != nil {
 				fmt.Fprintf(w, "  converged %.1f RTTs", *f.ConvergenceRTTs)
+				if f.ConvergenceAfterAll != nil {
+					fmt.Fprintf(w, " (%.1f after the last sender arrived)", *f.ConvergenceAfterAll)
+				}
 			}
 			if f.JainFairness != nil {
 				fmt.Fprintf(w, "  Jain %.3f", *f.JainFairness)
