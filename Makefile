@@ -56,7 +56,7 @@ synth: deps build
 	@mkdir -p out
 	$(MRGEN) --config $(CONFIG) synth --board $(BOARD) --json > out/synth.json
 
-# Every protocol experiment at full size (docs/results.md): about ten minutes on 2 cores.
+# Every protocol experiment at full size (docs/results.md): about four minutes on 2 cores.
 results: build
 	@bash scripts/results.sh $(MRGEN)
 
