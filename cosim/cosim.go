@@ -209,3 +209,62 @@ func runUnit[U any](opt Options, build func(trace bool) (*verilator.Library, U, 
 		return loop(lib, u, traceAt)
 	})
 }
+
+// cycleWatch is what every lockstep loop does at the top of each cycle: on a trace rerun, open
+// the VCD window vcdBefore cycles ahead of the mismatch and end the run vcdAfter cycles past it;
+// every 2^16 cycles, stop on cancellation and report progress.
+type cycleWatch struct {
+	ctx     context.Context
+	m       *verilator.Model
+	opt     Options
+	traceAt int64 // < 0: not a trace rerun
+	tracing bool
+}
+
+// at runs the checks for cycle; over reports that the trace window has been dumped.
+func (w *cycleWatch) at(cycle uint64, packets int) (over bool, err error) {
+	if w.traceAt >= 0 {
+		if !w.tracing && int64(cycle) >= w.traceAt-vcdBefore {
+			if err := w.m.TraceStart(w.opt.VCD); err != nil {
+				return false, err
+			}
+			w.tracing = true
+		}
+		if w.tracing && int64(cycle) > w.traceAt+vcdAfter {
+			w.m.TraceStop()
+			return true, nil
+		}
+	}
+	if cycle&0xffff == 0 {
+		if err := w.ctx.Err(); err != nil {
+			return false, fmt.Errorf("cosim: %w", err)
+		}
+		if w.opt.Progress != nil {
+			w.opt.Progress(packets, w.opt.Packets)
+		}
+	}
+	return false, nil
+}
+
+// portBinder looks up a model's ports by name and keeps the first unknown one as its error, so
+// a driver binds all its ports and checks once.
+type portBinder struct {
+	lay *verilator.Layout
+	err error
+}
+
+func (b *portBinder) in(name string) verilator.Field {
+	f, err := b.lay.In(name)
+	if err != nil && b.err == nil {
+		b.err = err
+	}
+	return f
+}
+
+func (b *portBinder) out(name string) verilator.Field {
+	f, err := b.lay.Out(name)
+	if err != nil && b.err == nil {
+		b.err = err
+	}
+	return f
+}

@@ -67,16 +67,8 @@ type parserPorts struct {
 
 func bindParserPorts(lay *verilator.Layout, u *hdlparser.Unit) (*parserPorts, error) {
 	var p parserPorts
-	var firstErr error
-	get := func(f func(string) (verilator.Field, error), name string) verilator.Field {
-		v, err := f(name)
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
-		return v
-	}
-	in := func(n string) verilator.Field { return get(lay.In, n) }
-	out := func(n string) verilator.Field { return get(lay.Out, n) }
+	b := portBinder{lay: lay}
+	in, out := b.in, b.out
 	p.rst = in(u.Reset.Port)
 	p.tdata, p.tkeep, p.tvalid, p.tready, p.tlast = in("s_axis_tdata"), in("s_axis_tkeep"), in("s_axis_tvalid"), out("s_axis_tready"), in("s_axis_tlast")
 	p.hdrValid, p.hdrReady, p.dropValid, p.dropReason = out("m_hdr_valid"), in("m_hdr_ready"), out("m_drop_valid"), out("m_drop_reason")
@@ -85,7 +77,7 @@ func bindParserPorts(lay *verilator.Layout, u *hdlparser.Unit) (*parserPorts, er
 	}
 	p.pData, p.pKeep, p.pValid, p.pReady, p.pLast = out("m_axis_tdata"), out("m_axis_tkeep"), out("m_axis_tvalid"), in("m_axis_tready"), out("m_axis_tlast")
 	p.cntIdx, p.cntData = in("cnt_rd_idx"), out("cnt_rd_data")
-	return &p, firstErr
+	return &p, b.err
 }
 
 // readDescriptor reads the m_hdr_* ports into a golden descriptor (field order of Unit.Fields).
@@ -198,29 +190,14 @@ func runParser(ctx context.Context, lib *verilator.Library, u *hdlparser.Unit, k
 	sent := 0
 	tdata := make([]byte, B)
 	var cycle uint64
-	tracing := false
+	watch := cycleWatch{ctx: ctx, m: m, opt: opt, traceAt: traceAt}
 	const resetCycles = 3
 
 	for {
-		if traceAt >= 0 {
-			if !tracing && int64(cycle) >= traceAt-vcdBefore {
-				if err := m.TraceStart(opt.VCD); err != nil {
-					return nil, nil, err
-				}
-				tracing = true
-			}
-			if tracing && int64(cycle) > traceAt+vcdAfter {
-				m.TraceStop()
-				return res, nil, nil
-			}
-		}
-		if cycle&0xffff == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, nil, fmt.Errorf("cosim: %w", err)
-			}
-			if opt.Progress != nil {
-				opt.Progress(res.Packets, opt.Packets)
-			}
+		if over, err := watch.at(cycle, res.Packets); err != nil {
+			return nil, nil, err
+		} else if over {
+			return res, nil, nil
 		}
 		if cur == nil && sent >= opt.Packets && outExp.len() == 0 && payExp.len() == 0 {
 			break

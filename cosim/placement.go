@@ -65,21 +65,8 @@ type plPorts struct {
 
 func bindPlPorts(lay *verilator.Layout, resetPort string) (*plPorts, error) {
 	var p plPorts
-	var firstErr error
-	in := func(name string) verilator.Field {
-		f, err := lay.In(name)
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
-		return f
-	}
-	out := func(name string) verilator.Field {
-		f, err := lay.Out(name)
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
-		return f
-	}
+	b := portBinder{lay: lay}
+	in, out := b.in, b.out
 	p.rst = in(resetPort)
 	p.descValid, p.descReady, p.descOp, p.descConn = in("s_desc_valid"), out("s_desc_ready"), in("s_desc_op"), in("s_desc_conn")
 	p.descStream, p.descMSN, p.descMsgLen, p.descRKey = in("s_desc_stream"), in("s_desc_msn"), in("s_desc_msg_len"), in("s_desc_rkey")
@@ -94,7 +81,7 @@ func bindPlPorts(lay *verilator.Layout, resetPort string) (*plPorts, error) {
 	p.cplStatus, p.cplBufAddr, p.cplBufLen, p.cplRKey = out("m_cpl_status"), out("m_cpl_buf_addr"), out("m_cpl_buf_len"), out("m_cpl_rkey")
 	p.octlValid, p.octlReady, p.octlStatus, p.octlRKey = out("m_ctl_valid"), in("m_ctl_ready"), out("m_ctl_status"), out("m_ctl_rkey")
 	p.cntDrop, p.cntBytes, p.cntCompleted, p.cntFailed = out("cnt_drop"), out("cnt_bytes"), out("cnt_completed"), out("cnt_failed")
-	return &p, firstErr
+	return &p, b.err
 }
 
 // BuildPlacementModel generates the placement engine for a configuration and builds (or
@@ -165,7 +152,7 @@ func runPlacement(ctx context.Context, lib *verilator.Library, u *hdlpl.Unit, k 
 	var dop plDesc
 	var cop plCtl
 	var cycle, lastProgress uint64
-	tracing := false
+	watch := cycleWatch{ctx: ctx, m: m, opt: opt, traceAt: traceAt}
 	latency := func(stream string, l int) {
 		if v, ok := res.MinLatency[stream]; !ok || l < v {
 			res.MinLatency[stream] = l
@@ -180,25 +167,10 @@ func runPlacement(ctx context.Context, lib *verilator.Library, u *hdlpl.Unit, k 
 	}
 
 	for {
-		if traceAt >= 0 {
-			if !tracing && int64(cycle) >= traceAt-vcdBefore {
-				if err := m.TraceStart(opt.VCD); err != nil {
-					return nil, nil, err
-				}
-				tracing = true
-			}
-			if tracing && int64(cycle) > traceAt+vcdAfter {
-				m.TraceStop()
-				return res, nil, nil
-			}
-		}
-		if cycle&0xffff == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, nil, fmt.Errorf("cosim: %w", err)
-			}
-			if opt.Progress != nil {
-				opt.Progress(res.Packets, opt.Packets)
-			}
+		if over, err := watch.at(cycle, res.Packets); err != nil {
+			return nil, nil, err
+		} else if over {
+			return res, nil, nil
 		}
 		done := res.Packets >= opt.Packets
 		if done && resExp.len() == 0 && dmaExp.len() == 0 && cplExp.len() == 0 && ctlExp.len() == 0 && !descOffered && !ctlOffered {

@@ -74,21 +74,8 @@ type sackPorts struct {
 
 func bindSackPorts(lay *verilator.Layout, resetPort string) (*sackPorts, error) {
 	var p sackPorts
-	var firstErr error
-	in := func(name string) verilator.Field {
-		f, err := lay.In(name)
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
-		return f
-	}
-	out := func(name string) verilator.Field {
-		f, err := lay.Out(name)
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
-		return f
-	}
+	b := portBinder{lay: lay}
+	in, out := b.in, b.out
 	p.rst = in(resetPort)
 	p.pktValid, p.pktReady, p.pktInit = in("s_pkt_valid"), out("s_pkt_ready"), in("s_pkt_init")
 	p.pktConn, p.pktPath, p.pktPSN, p.pktAckReq = in("s_pkt_conn"), in("s_pkt_path"), in("s_pkt_psn"), in("s_pkt_ack_req")
@@ -101,7 +88,7 @@ func bindSackPorts(lay *verilator.Layout, resetPort string) (*sackPorts, error) 
 	p.lossStatus, p.lossBase, p.lossBitmap = out("m_loss_status"), out("m_loss_base"), out("m_loss_bitmap")
 	p.cntNew, p.cntDup, p.cntOld, p.cntBeyond = out("cnt_rx_new"), out("cnt_rx_duplicate"), out("cnt_rx_old"), out("cnt_rx_beyond")
 	p.cntAccepted, p.cntAckDup, p.cntStale, p.cntInvalid = out("cnt_ack_accepted"), out("cnt_ack_duplicate"), out("cnt_ack_stale"), out("cnt_ack_invalid")
-	return &p, firstErr
+	return &p, b.err
 }
 
 // BuildSackModel generates the SACK unit for a configuration and builds (or reuses) its
@@ -163,7 +150,7 @@ func runSack(ctx context.Context, lib *verilator.Library, u *hdlsack.Unit, k sac
 	}
 	rxOffered, txOffered := false, false // AXI rule: an offered op stays offered until taken
 	var cycle uint64
-	tracing := false
+	watch := cycleWatch{ctx: ctx, m: m, opt: opt, traceAt: traceAt}
 	latency := func(stream string, l int) {
 		if v, ok := res.MinLatency[stream]; !ok || l < v {
 			res.MinLatency[stream] = l
@@ -174,25 +161,10 @@ func runSack(ctx context.Context, lib *verilator.Library, u *hdlsack.Unit, k sac
 	}
 
 	for {
-		if traceAt >= 0 {
-			if !tracing && int64(cycle) >= traceAt-vcdBefore {
-				if err := m.TraceStart(opt.VCD); err != nil {
-					return nil, nil, err
-				}
-				tracing = true
-			}
-			if tracing && int64(cycle) > traceAt+vcdAfter {
-				m.TraceStop()
-				return res, nil, nil
-			}
-		}
-		if cycle&0xffff == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, nil, fmt.Errorf("cosim: %w", err)
-			}
-			if opt.Progress != nil {
-				opt.Progress(res.Packets, opt.Packets)
-			}
+		if over, err := watch.at(cycle, res.Packets); err != nil {
+			return nil, nil, err
+		} else if over {
+			return res, nil, nil
 		}
 		done := res.Packets >= opt.Packets
 		if done && rxExp.len() == 0 && txExp.len() == 0 && !rxOffered && !txOffered {

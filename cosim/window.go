@@ -60,21 +60,8 @@ type windowPorts struct {
 
 func bindWindowPorts(lay *verilator.Layout, resetPort string) (*windowPorts, error) {
 	var p windowPorts
-	var firstErr error
-	in := func(name string) verilator.Field {
-		f, err := lay.In(name)
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
-		return f
-	}
-	out := func(name string) verilator.Field {
-		f, err := lay.Out(name)
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
-		return f
-	}
+	b := portBinder{lay: lay}
+	in, out := b.in, b.out
 	p.rst, p.now = in(resetPort), in("now")
 	p.ackValid, p.ackReady, p.ackOp = in("s_ack_valid"), out("s_ack_ready"), in("s_ack_op")
 	p.ackConn, p.ackPath, p.ackCum = in("s_ack_conn"), in("s_ack_path"), in("s_ack_cum_advance")
@@ -95,7 +82,7 @@ func bindWindowPorts(lay *verilator.Layout, resetPort string) (*windowPorts, err
 	p.mTmrPath, p.mTmrEvent, p.mTmrOutstanding = out("m_tmr_path"), out("m_tmr_event"), out("m_tmr_outstanding")
 	p.mTmrMoved, p.mTmrTimeouts, p.mTmrEntropy = out("m_tmr_moved"), out("m_tmr_timeouts"), out("m_tmr_entropy")
 	p.busy = out("busy")
-	return &p, firstErr
+	return &p, b.err
 }
 
 func (pt *windowPorts) readAck(out []uint32) winAckOut {
@@ -204,7 +191,7 @@ func runWindow(ctx context.Context, lib *verilator.Library, u *hdlwindow.Unit, k
 	ackOffered, sendOffered := false, false
 	scanWait := 0
 	var cycle uint64
-	tracing := false
+	watch := cycleWatch{ctx: ctx, m: m, opt: opt, traceAt: traceAt}
 	latency := func(stream string, l int) {
 		if v, ok := res.MinLatency[stream]; !ok || l < v {
 			res.MinLatency[stream] = l
@@ -222,25 +209,10 @@ func runWindow(ctx context.Context, lib *verilator.Library, u *hdlwindow.Unit, k
 	}
 
 	for {
-		if traceAt >= 0 {
-			if !tracing && int64(cycle) >= traceAt-vcdBefore {
-				if err := m.TraceStart(opt.VCD); err != nil {
-					return nil, nil, err
-				}
-				tracing = true
-			}
-			if tracing && int64(cycle) > traceAt+vcdAfter {
-				m.TraceStop()
-				return res, nil, nil
-			}
-		}
-		if cycle&0xffff == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, nil, fmt.Errorf("cosim: %w", err)
-			}
-			if opt.Progress != nil {
-				opt.Progress(res.Packets, opt.Packets)
-			}
+		if over, err := watch.at(cycle, res.Packets); err != nil {
+			return nil, nil, err
+		} else if over {
+			return res, nil, nil
 		}
 		done := res.Packets >= opt.Packets
 		if done && ackExp.len() == 0 && sendExp.len() == 0 && tmrExp.len() == 0 && !ackOffered && !sendOffered {
