@@ -67,10 +67,13 @@ func newSynthCmd(g *globals) *cobra.Command {
 				isTop bool
 			}
 			var targets []target
+			topIsUnit := false
 			for _, m := range units {
 				targets = append(targets, target{m, false})
+				topIsUnit = topIsUnit || m.Name == top.Name
 			}
-			if !blocksOnly {
+			// A block whose top is one of its units (window, placement, parser) is placed once.
+			if !blocksOnly && !topIsUnit {
 				targets = append(targets, target{top, true})
 			}
 			for _, m := range targets {
@@ -92,13 +95,20 @@ func newSynthCmd(g *globals) *cobra.Command {
 					rep.Blocks = append(rep.Blocks, r)
 				}
 			}
+			if !blocksOnly && topIsUnit {
+				for _, r := range rep.Blocks {
+					if r.Top == top.Name {
+						rep.Top = r
+					}
+				}
+			}
 			if g.json {
 				return g.emitJSON(rep)
 			}
 			w := tabwriter.NewWriter(g.stdout, 0, 2, 2, ' ', 0)
 			fmt.Fprintf(w, "module\tLUTs\tFFs\tRAMs\tFmax MHz\ttarget\tcritical path\n")
 			rows := append([]*fpga.Result(nil), rep.Blocks...)
-			if rep.Top != nil {
+			if rep.Top != nil && !topIsUnit {
 				rows = append(rows, rep.Top)
 			}
 			for _, r := range rows {
