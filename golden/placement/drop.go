@@ -64,11 +64,6 @@ func (r DropReason) Nak() wire.NakCode {
 	return 0
 }
 
-// fails reports whether the reason fails the message.
-func (r DropReason) fails() bool {
-	return r.Nak() != 0 && r != DropReceiverNotReady
-}
-
 // AllDropReasons lists every code in order.
 func AllDropReasons() []DropReason {
 	out := make([]DropReason, NumDropReasons)

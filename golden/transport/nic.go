@@ -82,15 +82,6 @@ type conn struct {
 	rkeyAt   uint32            // rkey of this connection's WRITE region at this host
 }
 
-func (c *conn) hasNew() bool {
-	for i := range c.streams {
-		if c.streams[i].cur != nil || len(c.streams[i].pending) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // NIC is one host's MetaRoCE NIC.
 type NIC struct {
 	nw      *Network

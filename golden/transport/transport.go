@@ -70,7 +70,6 @@
 package transport
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/mrgen/mrgen/config"
@@ -211,5 +210,3 @@ func (n *Network) areaSize() uint64 {
 func (n *Network) slotAddr(base uint64, conn, stream int, msn uint32) uint64 {
 	return base + uint64(conn)*n.areaSize() + uint64(stream*n.plPrm.Depth+int(msn)%n.plPrm.Depth)*n.slot
 }
-
-var errUnknownPeer = errors.New("transport: message to an unknown host")

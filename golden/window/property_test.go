@@ -97,9 +97,8 @@ func (t *Table) clone() *Table {
 
 // driver turns a stream of random numbers into operations, checking invariants after each.
 type driver struct {
-	tb    *Table
-	now   uint32
-	trace []string
+	tb  *Table
+	now uint32
 }
 
 func (d *driver) step(op, a, b, x uint32) error {

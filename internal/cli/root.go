@@ -61,13 +61,6 @@ func (g *globals) emitJSON(v any) error {
 	return nil
 }
 
-// logf writes progress to stderr when -v is given.
-func (g *globals) logf(format string, args ...any) {
-	if g.verbose {
-		fmt.Fprintf(g.stderr, format+"\n", args...)
-	}
-}
-
 // Main runs the CLI and returns the exit status.
 func Main(args []string, stdout, stderr io.Writer) int {
 	g := &globals{stdout: stdout, stderr: stderr}
