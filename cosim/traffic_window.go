@@ -79,7 +79,7 @@ func newWindowTraffic(p window.Params, k windowKnobs, seed uint64, start uint32)
 
 func (t *windowTraffic) chance(p float64) bool { return p > 0 && t.rng.Float64() < p }
 
-func (t *windowTraffic) split(i int) (int, int) { return i >> t.p.PathBits, i & (1<<t.p.PathBits - 1) }
+func (t *windowTraffic) split(i int) (int, int) { return t.p.Table().Split(i) }
 
 // reset mirrors an RTL reset: the golden table returns to its reset state.
 func (t *windowTraffic) reset() { t.tb.Reset() }

@@ -365,7 +365,7 @@ func allowedRate(nic *transport.NIC, peer int, mtuBits float64) float64 {
 	if !ce.MinValid || ce.MinRTT == 0 {
 		return math.Inf(1)
 	}
-	rtt := 1.5 * float64(ce.MinRTT)
+	rtt := float64(ce.CapRTT())
 	w := float64(min(ce.Cwnd, ce.RateCap)) / 256
 	r := w * mtuBits / (rtt * 1e-9)
 	if ce.RateHint != 0 { // the pacer's rate (golden/transport)

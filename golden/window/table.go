@@ -45,6 +45,10 @@ type PathEntry struct {
 	NextPSN      uint32
 }
 
+// CapRTT is the round trip the connection's rate cap is sized for: 1.5 × its base RTT,
+// MinRTT + MinRTT>>1 (package doc, "ACK update" step 5).
+func (c ConnEntry) CapRTT() uint32 { return c.MinRTT + c.MinRTT>>1 }
+
 // ConnEntry is one connection entry. Field widths are in the package doc.
 type ConnEntry struct {
 	Cwnd         uint32 // fp
@@ -195,7 +199,7 @@ func (t *Table) AckUpdate(conn, path int, a Ack, now uint32) AckResult {
 	if a.RateHint == 0 {
 		c.RateCap = p.ConnMaxCwnd
 	} else if e.RTTValid {
-		c.RateCap = p.rateCap(a.RateHint, c.MinRTT+c.MinRTT>>1)
+		c.RateCap = p.rateCap(a.RateHint, c.CapRTT())
 	}
 	// 6. Liveness.
 	e.Timeouts = 0
@@ -410,7 +414,7 @@ func (t *Table) Tick(now uint32) (conn, path int, x Expiry) {
 	if t.scan == t.p.TableDepth {
 		t.scan = 0
 	}
-	conn, path = i>>t.p.PathBits, i&(1<<t.p.PathBits-1)
+	conn, path = t.p.Table().Split(i)
 	if conn >= t.p.Conns || path >= t.p.Paths {
 		return conn, path, Expiry{}
 	}

@@ -265,11 +265,16 @@ func ParamsFrom(c config.Config) Params {
 
 // Index is the path-table index of (conn, path): {conn, path}.
 func (p Params) Index(conn, path int) (int, error) {
-	i, err := config.PathTable{Connections: p.Conns, Paths: p.Paths, PathBits: p.PathBits}.Index(conn, path)
+	i, err := p.Table().Index(conn, path)
 	if err != nil {
 		return 0, fmt.Errorf("window: %w", err)
 	}
 	return i, nil
+}
+
+// Table is the path table's {conn, path} layout (config.PathTable, shared with golden/sack).
+func (p Params) Table() config.PathTable {
+	return config.PathTable{Connections: p.Conns, Paths: p.Paths, PathBits: p.PathBits}
 }
 
 func (p Params) index(conn, path int) int {
