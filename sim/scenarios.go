@@ -361,7 +361,7 @@ func incastPoint(o Options, n int) (*Result, error) {
 // the round trip the rate cap is sized for (1.5 × the connection's base RTT, golden/window),
 // and at most the pacer's rate, the last rate hint. +Inf before the first RTT sample.
 func allowedRate(nic *transport.NIC, peer int, mtuBits float64) float64 {
-	ce := nic.Window().Conn(connIndexOf(nic.Host(), peer))
+	ce := nic.Window().Conn(transport.ConnIndex(nic.Host(), peer))
 	if !ce.MinValid || ce.MinRTT == 0 {
 		return math.Inf(1)
 	}
@@ -372,13 +372,6 @@ func allowedRate(nic *transport.NIC, peer int, mtuBits float64) float64 {
 		r = min(r, float64(ce.RateHint)*wire.RateHintUnitMbps*1e6)
 	}
 	return r
-}
-
-func connIndexOf(h, p int) int {
-	if p < h {
-		return p
-	}
-	return p - 1
 }
 
 func runPlanes(o Options) (*Result, error) {

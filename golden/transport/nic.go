@@ -191,7 +191,7 @@ func (nic *NIC) Submit(now fabric.Time, m *traffic.Message) {
 		nic.cnt["submit_rejected"]++
 		return
 	}
-	cn := nic.conns[connIndex(nic.host, m.Dst)]
+	cn := nic.conns[ConnIndex(nic.host, m.Dst)]
 	st := &cn.streams[m.Stream%len(cn.streams)]
 	n := uint32(nic.nw.plPrm.Packets(m.Len))
 	ms := &msgState{m: m, stream: m.Stream % len(cn.streams), n: n, got: make([]uint64, (n+63)/64)}

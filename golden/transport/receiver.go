@@ -206,7 +206,7 @@ func (nic *NIC) sendAck(p *fabric.Packet, cn *conn, path int, res sack.RxResult,
 	}
 	cn.ecn[path] = 0
 	cn.owed[path] = nil
-	w := &wire.Packet{BTH: wire.BTH{Opcode: wire.OpAck, ConnID: uint16(connIndex(cn.peer, nic.host)), PathID: uint8(path), PSN: res.Cum}, Ack: a}
+	w := &wire.Packet{BTH: wire.BTH{Opcode: wire.OpAck, ConnID: uint16(ConnIndex(cn.peer, nic.host)), PathID: uint8(path), PSN: res.Cum}, Ack: a}
 	nic.cnt["acks_sent"]++
 	nic.sendCtrl(p, w, frameLen(nic.nw.wprm.AckLen(), 0))
 }
@@ -219,7 +219,7 @@ func (nic *NIC) sendNak(p *fabric.Packet, data *wire.Packet, code wire.NakCode, 
 		ts = data.Send.Timestamp
 	}
 	cn := nic.conns[data.BTH.ConnID]
-	w := &wire.Packet{BTH: wire.BTH{Opcode: wire.OpNak, ConnID: uint16(connIndex(cn.peer, nic.host)), PathID: data.BTH.PathID,
+	w := &wire.Packet{BTH: wire.BTH{Opcode: wire.OpNak, ConnID: uint16(ConnIndex(cn.peer, nic.host)), PathID: data.BTH.PathID,
 		StreamID: data.BTH.StreamID, PSN: data.BTH.PSN, MSN: data.BTH.MSN}, Nak: &wire.Nak{Code: code, RNRDelay: delay, TimestampEcho: ts}}
 	nic.cnt["naks_sent"]++
 	nic.sendCtrl(p, w, frameLen(wire.NakLen, 0))

@@ -155,7 +155,7 @@ func (nic *NIC) nextNew(cn *conn) (*msgState, uint32) {
 			st.pending = st.pending[1:]
 			ms.msn = st.nextMSN
 			st.nextMSN++
-			peerConn := connIndex(cn.peer, nic.host)
+			peerConn := ConnIndex(cn.peer, nic.host)
 			ms.va = nic.nw.slotAddr(writeBase, peerConn, s, ms.msn)
 			ms.rkey = nic.nw.nics[cn.peer].conns[peerConn].rkeyAt
 			st.started = append(st.started, ms)
@@ -231,7 +231,7 @@ func (nic *NIC) emit(rec *txPkt, retx bool) int {
 	if !cn.heard {
 		flags |= wire.FlagAckReq // the first-RTT packet asks for its answer at once
 	}
-	w := &wire.Packet{BTH: wire.BTH{Opcode: ms.m.Op, Flags: flags, ConnID: uint16(connIndex(cn.peer, nic.host)),
+	w := &wire.Packet{BTH: wire.BTH{Opcode: ms.m.Op, Flags: flags, ConnID: uint16(ConnIndex(cn.peer, nic.host)),
 		PathID: uint8(rec.path), StreamID: uint8(ms.stream), PSN: rec.psn, MSN: ms.msn}}
 	body := wire.SendExtLen
 	if ms.m.Op == wire.OpWrite {

@@ -179,7 +179,7 @@ func (n *Network) MaxMessage() uint32 { return n.plPrm.MaxMsgLen() }
 func (n *Network) Config() Config { return n.cfg }
 
 // connIndex is host h's connection-table index of peer p.
-func connIndex(h, p int) int {
+func ConnIndex(h, p int) int {
 	if p < h {
 		return p
 	}
