@@ -425,10 +425,9 @@ func (t *plTraffic) message(s *plStream) {
 	}
 	var pkts []plDesc
 	for i := range npk {
-		off := uint32(i) * mtu
-		end := min(off+mtu, l)
+		off, n := p.Segment(l, uint32(i))
 		d := placement.Desc{Op: op, Conn: uint16(s.conn), Stream: uint8(s.stream), MSN: msn, MsgLen: l,
-			Payload: data[off:end]}
+			Payload: data[off : off+n]}
 		if op == wire.OpWrite {
 			d.RKey, d.VA = rkey, va+uint64(off)
 		} else {

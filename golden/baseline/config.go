@@ -5,19 +5,20 @@ import (
 	"fmt"
 
 	"github.com/mrgen/mrgen/golden/fabric"
+	"github.com/mrgen/mrgen/golden/wire"
 )
 
 // Header sizes of a RoCEv2 frame in bytes (IBTA RoCEv2 annex over Ethernet II, IPv4, UDP).
 const (
-	EthHeaderBytes  = 14 // destination, source, EtherType (no VLAN tag)
-	IPv4HeaderBytes = 20 // no options
-	UDPHeaderBytes  = 8
-	BTHBytes        = 12 // base transport header
+	EthHeaderBytes  = wire.EthHeaderLen  // destination, source, EtherType (no VLAN tag)
+	IPv4HeaderBytes = wire.IPv4HeaderLen // no options
+	UDPHeaderBytes  = wire.UDPHeaderLen
+	BTHBytes        = 12 // base transport header (RoCEv2's, not MetaRoCE's)
 	RETHBytes       = 16 // RDMA extended transport header: VA 64, R_Key 32, DMA length 32
 	AETHBytes       = 4  // ACK extended transport header: syndrome 8, MSN 24
 	CNPPadBytes     = 16 // a CNP carries 16 reserved bytes after its BTH
-	ICRCBytes       = 4
-	FCSBytes        = 4
+	ICRCBytes       = wire.ICRCLen
+	FCSBytes        = fabric.FCSBytes
 
 	// PacketOverhead is every data packet's cost beyond its payload (RETH not included).
 	PacketOverhead = EthHeaderBytes + IPv4HeaderBytes + UDPHeaderBytes + BTHBytes + ICRCBytes + FCSBytes

@@ -14,6 +14,9 @@ const (
 // delimiter (8 B) and the minimum inter-frame gap (12 B). Packet.Bytes includes the FCS.
 const WireOverhead = 20
 
+// FCSBytes is the Ethernet frame check sequence the MAC appends; Packet.Bytes counts it.
+const FCSBytes = 4
+
 // Packet is one frame in flight. The fabric reads the addressing, size and ECN fields; Payload
 // is the transport's and is never looked at.
 type Packet struct {

@@ -82,6 +82,13 @@ func (p Params) Packets(msgLen uint32) uint64 {
 	return (uint64(msgLen) + uint64(p.MTU) - 1) / uint64(p.MTU)
 }
 
+// Segment is packet i of a message of msgLen bytes: it carries the message bytes
+// [off, off+n), off = i·mtu and n = min(mtu, msgLen − off) (0 past the end).
+func (p Params) Segment(msgLen, i uint32) (off, n uint32) {
+	off = i * uint32(p.MTU)
+	return off, min(uint32(p.MTU), msgLen-min(off, msgLen))
+}
+
 // LastLen is the payload length of the last packet of a message of msgLen bytes.
 func (p Params) LastLen(msgLen uint32) uint32 {
 	return uint32(uint64(msgLen) - (p.Packets(msgLen)-1)*uint64(p.MTU))

@@ -242,3 +242,24 @@ func TestMSNWrap(t *testing.T) {
 	require.Equal(t, []uint32{math.MaxUint32 - 1, math.MaxUint32, 0, 1, 2, 3, 4}, got)
 	require.Equal(t, StreamState{CompMSN: 5, Head: 7 % 3}, e.Stream(0, 0))
 }
+
+func TestSegmentCutsAtMTU(t *testing.T) {
+	p := Params{MTU: 1024}
+	for _, tc := range []struct {
+		msgLen, i, off, n uint32
+	}{
+		{0, 0, 0, 0},
+		{1, 0, 0, 1},
+		{1024, 0, 0, 1024},
+		{3000, 1, 1024, 1024},
+		{3000, 2, 2048, 952},
+		{3000, 3, 3072, 0},
+	} {
+		off, n := p.Segment(tc.msgLen, tc.i)
+		require.Equal(t, [2]uint32{tc.off, tc.n}, [2]uint32{off, n}, "%d bytes, packet %d", tc.msgLen, tc.i)
+	}
+	for _, l := range []uint32{1, 1023, 1024, 1025, 5000} {
+		_, n := p.Segment(l, uint32(p.Packets(l)-1))
+		require.Equal(t, p.LastLen(l), n, "last packet of %d bytes", l)
+	}
+}

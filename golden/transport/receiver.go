@@ -208,7 +208,7 @@ func (nic *NIC) sendAck(p *fabric.Packet, cn *conn, path int, res sack.RxResult,
 	cn.owed[path] = nil
 	w := &wire.Packet{BTH: wire.BTH{Opcode: wire.OpAck, ConnID: uint16(ConnIndex(cn.peer, nic.host)), PathID: uint8(path), PSN: res.Cum}, Ack: a}
 	nic.cnt["acks_sent"]++
-	nic.sendCtrl(p, w, frameLen(nic.nw.wprm.AckLen(), 0))
+	nic.sendCtrl(p, w)
 }
 
 func (nic *NIC) sendNak(p *fabric.Packet, data *wire.Packet, code wire.NakCode, delay uint16) {
@@ -222,14 +222,14 @@ func (nic *NIC) sendNak(p *fabric.Packet, data *wire.Packet, code wire.NakCode, 
 	w := &wire.Packet{BTH: wire.BTH{Opcode: wire.OpNak, ConnID: uint16(ConnIndex(cn.peer, nic.host)), PathID: data.BTH.PathID,
 		StreamID: data.BTH.StreamID, PSN: data.BTH.PSN, MSN: data.BTH.MSN}, Nak: &wire.Nak{Code: code, RNRDelay: delay, TimestampEcho: ts}}
 	nic.cnt["naks_sent"]++
-	nic.sendCtrl(p, w, frameLen(wire.NakLen, 0))
+	nic.sendCtrl(p, w)
 }
 
 // sendCtrl queues a control packet back to p's sender, on p's plane with p's entropy (so it
 // follows the path's route in reverse when ECMP is symmetric).
-func (nic *NIC) sendCtrl(p *fabric.Packet, w *wire.Packet, bytes int) {
+func (nic *NIC) sendCtrl(p *fabric.Packet, w *wire.Packet) {
 	k := p.Plane
 	nic.ctrlQ[k] = append(nic.ctrlQ[k], &fabric.Packet{Dst: p.Src, SrcPort: p.SrcPort, DstPort: p.DstPort, Proto: 17,
-		Bytes: bytes, Payload: &frame{w: w}})
+		Bytes: nic.frameBytes(w), Payload: &frame{w: w}})
 	nic.nw.net.Kick(nic.host, k)
 }

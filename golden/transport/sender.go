@@ -7,14 +7,11 @@ import (
 	"github.com/mrgen/mrgen/golden/wire"
 )
 
-// Frame sizes on the wire: Ethernet + IPv4 + UDP + BTH + body + payload + ICRC + FCS.
-const (
-	fcsLen      = 4
-	headerBytes = wire.EthHeaderLen + wire.IPv4HeaderLen + wire.UDPHeaderLen + wire.BTHLen + wire.ICRCLen + fcsLen
-	minFrame    = 64
-)
-
-func frameLen(body, payload int) int { return max(headerBytes+body+payload, minFrame) }
+// frameBytes is a packet's length on the fabric: the frame wire.Encode builds plus the FCS.
+// (No MetaRoCE frame is below the Ethernet minimum, so none is padded.)
+func (nic *NIC) frameBytes(w *wire.Packet) int {
+	return wire.FrameLen(w, nic.nw.wprm) + fabric.FCSBytes
+}
 
 // roomy reports whether some port wants more data packets.
 func (nic *NIC) roomy() bool {
@@ -211,9 +208,7 @@ func (nic *NIC) wake(t fabric.Time) {
 func (nic *NIC) emit(rec *txPkt, retx bool) int {
 	cn := nic.conns[rec.conn]
 	ms := rec.ms
-	mtu := uint32(nic.nw.plPrm.MTU)
-	off := rec.idx * mtu
-	plen := min(mtu, ms.m.Len-min(off, ms.m.Len))
+	off, plen := nic.nw.plPrm.Segment(ms.m.Len, rec.idx)
 	flags := wire.Flags(0)
 	if rec.idx == 0 {
 		flags |= wire.FlagFirst
@@ -233,10 +228,8 @@ func (nic *NIC) emit(rec *txPkt, retx bool) int {
 	}
 	w := &wire.Packet{BTH: wire.BTH{Opcode: ms.m.Op, Flags: flags, ConnID: uint16(ConnIndex(cn.peer, nic.host)),
 		PathID: uint8(rec.path), StreamID: uint8(ms.stream), PSN: rec.psn, MSN: ms.msn}}
-	body := wire.SendExtLen
 	if ms.m.Op == wire.OpWrite {
 		w.Write = &wire.WriteExt{MsgLen: ms.m.Len, RKey: ms.rkey, VA: ms.va + uint64(off)}
-		body = wire.WriteExtLen
 	} else {
 		w.Send = &wire.SendExt{MsgLen: ms.m.Len, Offset: off}
 	}
@@ -250,7 +243,7 @@ func (nic *NIC) emit(rec *txPkt, retx bool) int {
 		ecn = fabric.ECT0
 	}
 	p := &fabric.Packet{Dst: cn.peer, SrcPort: entropy, DstPort: uint16(nic.nw.cfg.NIC.UDPDestPort), Proto: 17,
-		Bytes: frameLen(body, int(plen)), ECN: ecn, Payload: &frame{w: w, msgID: ms.m.ID, idx: rec.idx, rec: rec}}
+		Bytes: nic.frameBytes(w), ECN: ecn, Payload: &frame{w: w, msgID: ms.m.ID, idx: rec.idx, rec: rec}}
 	k := nic.portOf(rec.path)
 	rec.inNIC = true
 	nic.dataQ[k] = append(nic.dataQ[k], p)

@@ -25,14 +25,7 @@ func Encode(p *Packet, prm Params) ([]byte, error) {
 			p.BTH.Opcode, p.BTH.ConnID, p.BTH.PathID, p.BTH.PSN, err)
 	}
 
-	l3 := EthHeaderLen
-	if p.Eth.VLAN != nil {
-		l3 += VLANTagLen
-	}
-	ipLen := IPv4HeaderLen
-	if p.IP.Version == 6 {
-		ipLen = IPv6HeaderLen
-	}
+	l3, ipLen := headerLens(p)
 	udp := l3 + ipLen
 	bth := udp + UDPHeaderLen
 	body := bth + BTHLen
@@ -126,6 +119,25 @@ func Encode(p *Packet, prm Params) ([]byte, error) {
 	s := span{l3: l3, ipLen: ipLen, v6: p.IP.Version == 6, dgEnd: len(f), icrcAt: icrcAt}
 	binary.BigEndian.PutUint32(f[icrcAt:], icrc(f, s))
 	return f, nil
+}
+
+// headerLens are the Ethernet (with its VLAN tag, if any) and IP header lengths of p.
+func headerLens(p *Packet) (l3, ipLen int) {
+	l3, ipLen = EthHeaderLen, IPv4HeaderLen
+	if p.Eth.VLAN != nil {
+		l3 += VLANTagLen
+	}
+	if p.IP.Version == 6 {
+		ipLen = IPv6HeaderLen
+	}
+	return l3, ipLen
+}
+
+// FrameLen is the length of the frame Encode builds for p (the MAC adds the FCS): Ethernet,
+// IP, UDP, BTH, the opcode's extension or body, the payload and the ICRC. It does not check p.
+func FrameLen(p *Packet, prm Params) int {
+	l3, ipLen := headerLens(p)
+	return l3 + ipLen + UDPHeaderLen + BTHLen + bodyLen(p.BTH.Opcode, prm) + len(p.Payload) + ICRCLen
 }
 
 // bodyLen is the length of the extension or body that follows the BTH for opcode op.

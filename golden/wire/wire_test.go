@@ -408,3 +408,14 @@ func mustAddr(t testing.TB, s string) netip.Addr {
 	require.NoError(t, err)
 	return a
 }
+
+func TestFrameLenIsEncodedLength(t *testing.T) {
+	prm := DefaultParams()
+	rng := rand.New(rand.NewPCG(7, 7))
+	for i := 0; i < 2000; i++ {
+		p := RandomPacket(rng, prm)
+		f, err := Encode(p, prm)
+		require.NoError(t, err)
+		require.Equal(t, len(f), FrameLen(p, prm), "%s v%d vlan=%v payload %d", p.BTH.Opcode, p.IP.Version, p.Eth.VLAN != nil, len(p.Payload))
+	}
+}
