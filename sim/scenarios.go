@@ -273,9 +273,7 @@ func incastSpec(o Options, n int) (runSpec, fabric.Time) {
 // (two within a leaf, four across the spine) with one mtu frame's serialization per hop of the
 // data and a minimum frame's per hop of the ACK.
 func medianBaseRTT(topo fabric.Topology, flows [][2]int, mtu int) fabric.Time {
-	frame := func(bytes int) fabric.Time {
-		return fabric.Time(float64((bytes+fabric.WireOverhead)*8) * 1000 / topo.HostLinkGbps)
-	}
+	frame := func(bytes int) fabric.Time { return fabric.FrameTime(bytes, topo.HostLinkGbps) }
 	var rtts []fabric.Time
 	for _, f := range flows {
 		hops := fabric.Time(4)

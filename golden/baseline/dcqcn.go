@@ -110,5 +110,5 @@ func (r *rateState) increase() {
 
 // gap is the pacing interval after a frame of bytes (fabric.WireOverhead included) at Rc.
 func (r *rateState) gap(bytes int) fabric.Time {
-	return fabric.Time(float64((bytes+fabric.WireOverhead)*8)*1000/r.rc + 0.5)
+	return fabric.FrameTime(bytes, r.rc)
 }

@@ -121,7 +121,7 @@ func (n *Network) AddBackground(b Background) error {
 		return fmt.Errorf("fabric: background needs a positive rate, frames of at least 64 B and Stop after Start")
 	}
 	leaf := n.hosts[b.Src].ports[b.Plane].peer
-	gap := Time(float64((b.Bytes+WireOverhead)*8) * 1000 / b.Gbps)
+	gap := FrameTime(b.Bytes, b.Gbps)
 	var emit func()
 	emit = func() {
 		if n.sim.now >= b.Stop {

@@ -78,7 +78,7 @@ type Port struct {
 	owner    *node
 	peer     *node
 	peerPort int // the far end's port index (its ingress)
-	psPerBit float64
+	gbps     float64
 	Delay    Time
 	Jitter   Time    // extra propagation delay, uniform in [0, Jitter), FIFO per link
 	lastArr  Time    // arrival time of the previous frame (FIFO under jitter)
@@ -99,13 +99,18 @@ type Port struct {
 func (p *Port) Up() bool { return p.up }
 
 // Gbps is the link's rate.
-func (p *Port) Gbps() float64 { return 1000 / p.psPerBit }
+func (p *Port) Gbps() float64 { return p.gbps }
 
 // QueueBytes is the current queue occupancy.
 func (p *Port) QueueBytes() int { return p.qBytes }
 
-func (p *Port) serialize(bytes int) Time {
-	return Time(float64((bytes+WireOverhead)*8)*p.psPerBit + 0.5)
+func (p *Port) serialize(bytes int) Time { return FrameTime(bytes, p.gbps) }
+
+// FrameTime is how long a frame of bytes (Packet.Bytes) occupies a link of gbps Gb/s,
+// WireOverhead included, to the nearest picosecond: serialization, and the spacing of frames
+// sent at that rate.
+func FrameTime(bytes int, gbps float64) Time {
+	return Time(float64((bytes+WireOverhead)*8)*1000/gbps + 0.5)
 }
 
 type nodeKind uint8

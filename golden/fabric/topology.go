@@ -130,7 +130,7 @@ func Build(sim *Sim, t Topology) (*Network, error) {
 // link connects a and b with a full-duplex link (one egress Port at each end).
 func (n *Network) link(a, b *node, gbps float64, t Topology) {
 	mk := func(from, to *node) *Port {
-		p := &Port{Name: from.name + "->" + to.name, owner: from, peer: to, psPerBit: 1000 / gbps,
+		p := &Port{Name: from.name + "->" + to.name, owner: from, peer: to, gbps: gbps,
 			Delay: t.LinkDelay, Jitter: t.Jitter, up: true, inRoute: true}
 		if from.kind == switchNode {
 			p.capBytes, p.red = t.BufferBytes, t.RED

@@ -182,7 +182,7 @@ func (nic *NIC) pace(cn *conn, bytes int) {
 	if hint == 0 {
 		return
 	}
-	gap := fabric.Time(float64((bytes+fabric.WireOverhead)*8) * 1e6 / float64(uint32(hint)*wire.RateHintUnitMbps))
+	gap := fabric.FrameTime(bytes, float64(uint32(hint)*wire.RateHintUnitMbps)/1000)
 	// A connection that fell behind its pace may catch up by a few frames, not more.
 	cn.nextSend = max(cn.nextSend, nic.now()-paceBurst*gap) + gap
 }
