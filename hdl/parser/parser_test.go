@@ -1,21 +1,15 @@
 package parser_test
 
 import (
-	"bytes"
-	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/mrgen/mrgen/config"
-	"github.com/mrgen/mrgen/gen"
 	"github.com/mrgen/mrgen/hdl/crc"
 	"github.com/mrgen/mrgen/hdl/parser"
-	"github.com/mrgen/mrgen/internal/tooltest"
-	"github.com/mrgen/mrgen/lint"
+	"github.com/mrgen/mrgen/internal/blocktest"
 )
 
 // lintMatrix covers every datapath width, both reset styles, SACK widths 64..1024 (the ACK body
@@ -43,54 +37,13 @@ func lintMatrix(t *testing.T) []config.Config {
 		c.Connections, c.PathsPerConnection, c.StreamsPerConnection, c.ResetStyle = r.conns, r.paths, r.streams, r.reset
 		out = append(out, c)
 	}
-	files, err := filepath.Glob(filepath.Join("..", "..", "configs", "matrix", "*.yaml"))
-	require.NoError(t, err)
-	files = append(files, filepath.Join("..", "..", "configs", "default.yaml"))
-	for _, f := range files {
-		c, err := config.Load(f)
-		require.NoError(t, err, f)
-		out = append(out, c)
-	}
-	return out
+	return append(out, blocktest.RepoConfigs(t)...)
 }
 
-func build(t *testing.T, c config.Config) *gen.Design {
-	t.Helper()
-	u, err := parser.New(c)
-	require.NoError(t, err)
-	d, err := u.Design(gen.Stamp{Version: "test", Command: "go test", ConfigName: c.Name, ConfigHash: c.Hash()}, nil)
-	require.NoError(t, err)
-	return d
-}
-
-func TestLintMatrix(t *testing.T) {
-	tooltest.Require(t, "verilator", "yosys", "iverilog")
-	for _, c := range lintMatrix(t) {
-		t.Run(c.Name, func(t *testing.T) {
-			require.NoError(t, c.Validate())
-			d := build(t, c)
-			dir := t.TempDir()
-			require.NoError(t, d.Write(dir))
-			rep, err := lint.Run(context.Background(), d.RTLFiles(dir), d.Top, lint.Options{})
-			require.NoError(t, err)
-			require.True(t, rep.OK(), "%s", rep)
-		})
-	}
-}
+func TestLintMatrix(t *testing.T) { blocktest.LintMatrix(t, "parser", lintMatrix(t)) }
 
 func TestRegenerationIsByteIdentical(t *testing.T) {
-	for _, c := range lintMatrix(t)[:3] {
-		a, b := t.TempDir(), t.TempDir()
-		require.NoError(t, build(t, c).Write(a))
-		require.NoError(t, build(t, c).Write(b))
-		for _, name := range []string{"filelist.f", "manifest.json", "rtl/rx_parser.v", "rtl/rx_parser_payload.v"} {
-			x, err := os.ReadFile(filepath.Join(a, name))
-			require.NoError(t, err)
-			y, err := os.ReadFile(filepath.Join(b, name))
-			require.NoError(t, err)
-			require.True(t, bytes.Equal(x, y), "%s differs between two generations of %s", name, c.Name)
-		}
-	}
+	blocktest.Regenerates(t, "parser", lintMatrix(t)[:3], []string{"filelist.f", "manifest.json", "rtl/rx_parser.v", "rtl/rx_parser_payload.v"})
 }
 
 // TestDescription checks the derived sizes and the CRC start values against hand-computed

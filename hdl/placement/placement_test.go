@@ -1,20 +1,14 @@
 package placement_test
 
 import (
-	"bytes"
-	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/mrgen/mrgen/config"
-	"github.com/mrgen/mrgen/gen"
 	"github.com/mrgen/mrgen/hdl/placement"
-	"github.com/mrgen/mrgen/internal/tooltest"
-	"github.com/mrgen/mrgen/lint"
+	"github.com/mrgen/mrgen/internal/blocktest"
 )
 
 // lintMatrix covers the configurations of configs/ and configs/matrix/ (they share the
@@ -45,61 +39,12 @@ func lintMatrix() []config.Config {
 	return out
 }
 
-// repoConfigs loads every configuration in configs/ and configs/matrix/.
-func repoConfigs(t *testing.T) []config.Config {
-	t.Helper()
-	var out []config.Config
-	for _, pat := range []string{"../../configs/*.yaml", "../../configs/matrix/*.yaml"} {
-		files, err := filepath.Glob(pat)
-		require.NoError(t, err)
-		for _, f := range files {
-			c, err := config.Load(f)
-			require.NoError(t, err, f)
-			out = append(out, c)
-		}
-	}
-	require.NotEmpty(t, out)
-	return out
-}
-
-func build(t *testing.T, c config.Config) *gen.Design {
-	t.Helper()
-	u, err := placement.New(c)
-	require.NoError(t, err)
-	d, err := u.Design(gen.Stamp{Version: "test", Command: "go test", ConfigName: c.Name, ConfigHash: c.Hash()}, nil)
-	require.NoError(t, err)
-	return d
-}
-
 func TestLintMatrix(t *testing.T) {
-	tooltest.Require(t, "verilator", "yosys", "iverilog")
-	cfgs := append(repoConfigs(t), lintMatrix()...)
-	for _, c := range cfgs {
-		t.Run(c.Name, func(t *testing.T) {
-			require.NoError(t, c.Validate())
-			d := build(t, c)
-			dir := t.TempDir()
-			require.NoError(t, d.Write(dir))
-			rep, err := lint.Run(context.Background(), d.RTLFiles(dir), d.Top, lint.Options{})
-			require.NoError(t, err)
-			require.True(t, rep.OK(), "%s", rep)
-		})
-	}
+	blocktest.LintMatrix(t, "placement", append(blocktest.RepoConfigs(t), lintMatrix()...))
 }
 
 func TestRegenerationIsByteIdentical(t *testing.T) {
-	for _, c := range lintMatrix()[:3] {
-		a, b := t.TempDir(), t.TempDir()
-		require.NoError(t, build(t, c).Write(a))
-		require.NoError(t, build(t, c).Write(b))
-		for _, name := range []string{"filelist.f", "mrgen.core", "manifest.json", "rtl/placement_engine.v"} {
-			x, err := os.ReadFile(filepath.Join(a, name))
-			require.NoError(t, err)
-			y, err := os.ReadFile(filepath.Join(b, name))
-			require.NoError(t, err)
-			require.True(t, bytes.Equal(x, y), "%s differs between two generations of %s", name, c.Name)
-		}
-	}
+	blocktest.Regenerates(t, "placement", lintMatrix()[:3], []string{"filelist.f", "mrgen.core", "manifest.json", "rtl/placement_engine.v"})
 }
 
 func TestDescription(t *testing.T) {

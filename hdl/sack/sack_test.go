@@ -1,20 +1,14 @@
 package sack_test
 
 import (
-	"bytes"
-	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/mrgen/mrgen/config"
-	"github.com/mrgen/mrgen/gen"
 	"github.com/mrgen/mrgen/hdl/sack"
-	"github.com/mrgen/mrgen/internal/tooltest"
-	"github.com/mrgen/mrgen/lint"
+	"github.com/mrgen/mrgen/internal/blocktest"
 )
 
 // lintMatrix covers SACK widths 64/256/1024, 1/4/64 paths, both reset styles, every ACK
@@ -47,45 +41,10 @@ func lintMatrix() []config.Config {
 	return out
 }
 
-func build(t *testing.T, c config.Config) *gen.Design {
-	t.Helper()
-	u, err := sack.New(c)
-	require.NoError(t, err)
-	srcs, err := u.Sources()
-	require.NoError(t, err)
-	d, err := gen.Build(sack.Top, srcs, gen.Stamp{Version: "test", Command: "go test", ConfigName: c.Name, ConfigHash: c.Hash()})
-	require.NoError(t, err)
-	return d
-}
-
-func TestLintMatrix(t *testing.T) {
-	tooltest.Require(t, "verilator", "yosys", "iverilog")
-	for _, c := range lintMatrix() {
-		t.Run(c.Name, func(t *testing.T) {
-			require.NoError(t, c.Validate())
-			d := build(t, c)
-			dir := t.TempDir()
-			require.NoError(t, d.Write(dir))
-			rep, err := lint.Run(context.Background(), d.RTLFiles(dir), d.Top, lint.Options{})
-			require.NoError(t, err)
-			require.True(t, rep.OK(), "%s", rep)
-		})
-	}
-}
+func TestLintMatrix(t *testing.T) { blocktest.LintMatrix(t, "sack", lintMatrix()) }
 
 func TestRegenerationIsByteIdentical(t *testing.T) {
-	for _, c := range lintMatrix()[:3] {
-		a, b := t.TempDir(), t.TempDir()
-		require.NoError(t, build(t, c).Write(a))
-		require.NoError(t, build(t, c).Write(b))
-		for _, name := range []string{"filelist.f", "mrgen.core", "manifest.json", "rtl/sack_rx.v", "rtl/sack_tx.v", "rtl/sack_unit.v"} {
-			x, err := os.ReadFile(filepath.Join(a, name))
-			require.NoError(t, err)
-			y, err := os.ReadFile(filepath.Join(b, name))
-			require.NoError(t, err)
-			require.True(t, bytes.Equal(x, y), "%s differs between two generations of %s", name, c.Name)
-		}
-	}
+	blocktest.Regenerates(t, "sack", lintMatrix()[:3], []string{"filelist.f", "mrgen.core", "manifest.json", "rtl/sack_rx.v", "rtl/sack_tx.v", "rtl/sack_unit.v"})
 }
 
 func TestDescription(t *testing.T) {

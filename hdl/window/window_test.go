@@ -1,22 +1,16 @@
 package window_test
 
 import (
-	"bytes"
-	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/mrgen/mrgen/config"
-	"github.com/mrgen/mrgen/gen"
 	"github.com/mrgen/mrgen/hdl"
 	"github.com/mrgen/mrgen/hdl/window"
-	"github.com/mrgen/mrgen/internal/tooltest"
-	"github.com/mrgen/mrgen/lint"
+	"github.com/mrgen/mrgen/internal/blocktest"
 )
 
 // lintMatrix covers 1, 3, 8 and 64 (and 256) paths, 1 to 5 connections (padding entries when
@@ -65,44 +59,11 @@ func lintMatrix(t *testing.T) []config.Config {
 	return out
 }
 
-func build(t *testing.T, c config.Config) *gen.Design {
-	t.Helper()
-	u, err := window.New(c)
-	require.NoError(t, err)
-	d, err := u.Design(gen.Stamp{Version: "test", Command: "go test", ConfigName: c.Name, ConfigHash: c.Hash()}, nil)
-	require.NoError(t, err)
-	return d
-}
-
-func TestLintMatrix(t *testing.T) {
-	tooltest.Require(t, "verilator", "yosys", "iverilog")
-	for _, c := range lintMatrix(t) {
-		t.Run(c.Name, func(t *testing.T) {
-			require.NoError(t, c.Validate())
-			d := build(t, c)
-			dir := t.TempDir()
-			require.NoError(t, d.Write(dir))
-			rep, err := lint.Run(context.Background(), d.RTLFiles(dir), d.Top, lint.Options{})
-			require.NoError(t, err)
-			require.True(t, rep.OK(), "%s", rep)
-		})
-	}
-}
+func TestLintMatrix(t *testing.T) { blocktest.LintMatrix(t, "window", lintMatrix(t)) }
 
 func TestRegenerationIsByteIdentical(t *testing.T) {
-	for _, c := range lintMatrix(t)[:3] {
-		a, b := t.TempDir(), t.TempDir()
-		require.NoError(t, build(t, c).Write(a))
-		require.NoError(t, build(t, c).Write(b))
-		for _, name := range []string{"filelist.f", "mrgen.core", "manifest.json", "rtl/window_unit.v",
-			"rtl/window_pick.v", "rtl/window_first_set.v"} {
-			x, err := os.ReadFile(filepath.Join(a, name))
-			require.NoError(t, err)
-			y, err := os.ReadFile(filepath.Join(b, name))
-			require.NoError(t, err)
-			require.True(t, bytes.Equal(x, y), "%s differs between two generations of %s", name, c.Name)
-		}
-	}
+	blocktest.Regenerates(t, "window", lintMatrix(t)[:3], []string{"filelist.f", "mrgen.core", "manifest.json", "rtl/window_unit.v",
+		"rtl/window_pick.v", "rtl/window_first_set.v"})
 }
 
 func TestDescription(t *testing.T) {
