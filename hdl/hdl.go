@@ -9,6 +9,14 @@ import (
 	"regexp"
 )
 
+// In is an input port of w bits.
+func In(name string, w int, doc string) Port { return Port{Name: name, Dir: Input, Width: w, Doc: doc} }
+
+// Out is an output port of w bits.
+func Out(name string, w int, doc string) Port {
+	return Port{Name: name, Dir: Output, Width: w, Doc: doc}
+}
+
 // Direction of a port.
 type Direction int
 

@@ -19,6 +19,15 @@ func ResetFor(style string) ResetStyle {
 	return ResetStyle{Port: "rst", Condition: "rst"}
 }
 
+// Ports are the clock and reset ports every clocked block module starts with.
+func (r ResetStyle) Ports() []Port {
+	doc := "synchronous reset, active high"
+	if r.AsyncLow {
+		doc = "asynchronous reset, active low"
+	}
+	return []Port{In("clk", 1, "clock"), In(r.Port, 1, doc)}
+}
+
 // Always is the head of a control-register block for the reset style.
 func (r ResetStyle) Always() string {
 	if r.AsyncLow {

@@ -4,16 +4,14 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mrgen/mrgen/gen"
 	"github.com/mrgen/mrgen/golden/wire"
 	"github.com/mrgen/mrgen/hdl"
+	"github.com/mrgen/mrgen/hdl/firstset"
 )
 
-func in(name string, w int, doc string) hdl.Port {
-	return hdl.Port{Name: name, Dir: hdl.Input, Width: w, Doc: doc}
-}
-func out(name string, w int, doc string) hdl.Port {
-	return hdl.Port{Name: name, Dir: hdl.Output, Width: w, Doc: doc}
-}
+// in and out are hdl.In and hdl.Out, short for the port lists.
+var in, out = hdl.In, hdl.Out
 
 // Field is one field of the header descriptor: the port m_hdr_<Name>, and the check stage's
 // wire d_<Name> that computes it.
@@ -52,14 +50,6 @@ func descriptorFields(sackWidth int) []Field {
 	}
 }
 
-func (u *Unit) clockReset() []hdl.Port {
-	doc := "synchronous reset, active high"
-	if u.Reset.AsyncLow {
-		doc = "asynchronous reset, active low"
-	}
-	return []hdl.Port{in("clk", 1, "clock"), in(u.Reset.Port, 1, doc)}
-}
-
 // KeepModule counts the leading kept lanes of a beat.
 func (u *Unit) KeepModule() *hdl.Module {
 	return &hdl.Module{
@@ -83,20 +73,11 @@ const (
 	ReasonVecLevels = 6
 )
 
-// FirstSetModule is the drop-reason priority encoder.
-func (u *Unit) FirstSetModule() *hdl.Module {
-	return &hdl.Module{
-		Name:   "rx_parser_first_set",
-		Source: Source,
-		Doc: fmt.Sprintf("Find-first-set over the %d-bit check vector as an explicit log2 tree (%d "+
-			"levels): the lowest failing check is the drop reason, exactly Decode's check order. "+
-			"Combinational.", ReasonVecBits, ReasonVecLevels),
-		Ports: []hdl.Port{
-			in("vec", ReasonVecBits, "bit r: check r failed"),
-			out("any", 1, "some check failed"),
-			out("idx", ReasonVecLevels, "the lowest failing check (0 when none)"),
-		},
-	}
+// firstSet is the drop-reason priority encoder over the check vector (hdl/firstset): the
+// lowest failing check is the drop reason, exactly Decode's check order.
+func (u *Unit) firstSet() (gen.Source, error) {
+	return firstset.Source("rx_parser_first_set", ReasonVecBits, "Bit r of vec: check r failed; "+
+		"the lowest failing check is the drop reason, exactly Decode's check order.")
 }
 
 // UnshiftModule removes up to B-1 zero bytes from the end of the CRC's input.
@@ -118,7 +99,7 @@ func (u *Unit) UnshiftModule() *hdl.Module {
 
 // PayloadModule is the payload frame FIFO with its aligner.
 func (u *Unit) PayloadModule() *hdl.Module {
-	ports := append(u.clockReset(),
+	ports := append(u.Reset.Ports(),
 		in("wr_valid", 1, "store one raw beat of the current frame's payload"),
 		in("wr_data", u.W, "the beat, as received"),
 		out("wr_space", 1, "room for one more beat and one more verdict"),
@@ -151,7 +132,7 @@ func (u *Unit) PayloadModule() *hdl.Module {
 
 // ParserModule is the top.
 func (u *Unit) ParserModule() *hdl.Module {
-	ports := append(u.clockReset(),
+	ports := append(u.Reset.Ports(),
 		in("s_axis_tdata", u.W, "frame bytes, byte 0 in lane 0 (tdata[7:0])"),
 		in("s_axis_tkeep", u.B, "kept lanes; the first null lane ends the frame"),
 		in("s_axis_tvalid", 1, "beat valid"),

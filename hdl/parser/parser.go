@@ -137,13 +137,16 @@ func (u *Unit) Sources() ([]gen.Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parser: %w", err)
 	}
-	out := []gen.Source{{Module: crc.Module(u.W), Template: crc.Template, Data: eq}}
+	fs, err := u.firstSet()
+	if err != nil {
+		return nil, err
+	}
+	out := []gen.Source{{Module: crc.Module(u.W), Template: crc.Template, Data: eq}, fs}
 	for _, b := range []struct {
 		mod  *hdl.Module
 		tmpl string
 	}{
 		{u.KeepModule(), "keep.v.tmpl"},
-		{u.FirstSetModule(), "first_set.v.tmpl"},
 		{u.UnshiftModule(), "unshift.v.tmpl"},
 		{u.PayloadModule(), "payload.v.tmpl"},
 		{u.ParserModule(), "parser.v.tmpl"},
@@ -152,11 +155,7 @@ func (u *Unit) Sources() ([]gen.Source, error) {
 		if err != nil {
 			return nil, fmt.Errorf("parser: template %s: %w", b.tmpl, err)
 		}
-		var data any = u
-		if b.tmpl == "first_set.v.tmpl" {
-			data = struct{ N, L int }{ReasonVecBits, ReasonVecLevels}
-		}
-		out = append(out, gen.Source{Module: b.mod, Template: string(text), Data: data})
+		out = append(out, gen.Source{Module: b.mod, Template: string(text), Data: u})
 	}
 	return out, nil
 }

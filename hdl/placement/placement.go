@@ -185,13 +185,8 @@ func (u *Unit) Sources() ([]gen.Source, error) {
 	return []gen.Source{{Module: u.Module(), Template: string(text), Data: u}}, nil
 }
 
-func in(name string, w int, doc string) hdl.Port {
-	return hdl.Port{Name: name, Dir: hdl.Input, Width: w, Doc: doc}
-}
-
-func out(name string, w int, doc string) hdl.Port {
-	return hdl.Port{Name: name, Dir: hdl.Output, Width: w, Doc: doc}
-}
+// in and out are hdl.In and hdl.Out, short for the port lists.
+var in, out = hdl.In, hdl.Out
 
 // Port widths that follow the wire format (so a descriptor the parser should have refused is
 // representable and rule 1 is testable).
@@ -202,13 +197,7 @@ const (
 
 // Module is placement_engine.
 func (u *Unit) Module() *hdl.Module {
-	rstDoc := "synchronous reset, active high"
-	if u.Reset.AsyncLow {
-		rstDoc = "asynchronous reset, active low"
-	}
-	ports := []hdl.Port{
-		in("clk", 1, "clock"),
-		in(u.Reset.Port, 1, rstDoc),
+	ports := append(u.Reset.Ports(),
 		// Descriptor of an accepted data packet.
 		in("s_desc_valid", 1, "a data-packet descriptor is offered"),
 		out("s_desc_ready", 1, "taken when valid and ready; low during the clear and the walker"),
@@ -268,7 +257,7 @@ func (u *Unit) Module() *hdl.Module {
 		out("cnt_bytes", 32, "bytes placed (wraps)"),
 		out("cnt_completed", 32, "completions released with status 0"),
 		out("cnt_failed", 32, "completions released with a NAK status"),
-	}
+	)
 	return &hdl.Module{
 		Name:   Top,
 		Source: Source,

@@ -3,39 +3,18 @@ package sack
 import (
 	"fmt"
 
+	"github.com/mrgen/mrgen/gen"
 	"github.com/mrgen/mrgen/hdl"
+	"github.com/mrgen/mrgen/hdl/firstset"
 )
 
-func in(name string, w int, doc string) hdl.Port {
-	return hdl.Port{Name: name, Dir: hdl.Input, Width: w, Doc: doc}
-}
-func out(name string, w int, doc string) hdl.Port {
-	return hdl.Port{Name: name, Dir: hdl.Output, Width: w, Doc: doc}
-}
+// in and out are hdl.In and hdl.Out, short for the port lists.
+var in, out = hdl.In, hdl.Out
 
-func (u *Unit) clockReset() []hdl.Port {
-	doc := "synchronous reset, active high"
-	if u.Reset.AsyncLow {
-		doc = "asynchronous reset, active low"
-	}
-	return []hdl.Port{in("clk", 1, "clock"), in(u.Reset.Port, 1, doc)}
-}
-
-// FirstSetModule is the W-bit find-first-set priority tree (lowest set bit).
-func (u *Unit) FirstSetModule() *hdl.Module {
-	return &hdl.Module{
-		Name:   "sack_first_set",
-		Source: Source,
-		Doc: fmt.Sprintf("Find-first-set over %d bits as an explicit log2 tree (%d levels, each its own "+
-			"signal): the lowest set bit's index and whether any bit is set. Combinational. Used for the "+
-			"rotating find-first-zero of the cumulative advance and, on a bit-reversed vector, for the "+
-			"highest SACKed PSN.", u.W, u.IW),
-		Ports: []hdl.Port{
-			in("vec", u.W, "vector to search"),
-			out("any", 1, "some bit of vec is set"),
-			out("idx", u.IW, "index of the lowest set bit (0 when none)"),
-		},
-	}
+// firstSet is the W-bit find-first-set tree (hdl/firstset).
+func (u *Unit) firstSet() (gen.Source, error) {
+	return firstset.Source("sack_first_set", u.W, "Used for the rotating find-first-zero of the "+
+		"cumulative advance and, on a bit-reversed vector, for the highest SACKed PSN.")
 }
 
 // ThermometerModule decodes an index into a thermometer code.
@@ -94,7 +73,7 @@ func (u *Unit) RotateModule() *hdl.Module {
 
 // RxModule is the receive-side table.
 func (u *Unit) RxModule() *hdl.Module {
-	ports := append(u.clockReset(),
+	ports := append(u.Reset.Ports(),
 		in("s_pkt_valid", 1, "a data packet or an entry init is offered"),
 		out("s_pkt_ready", 1, "accepted when valid and ready; low during the post-reset table clear"),
 		in("s_pkt_init", 1, "1: set the entry's first PSN (connection setup); 0: data packet"),
@@ -139,7 +118,7 @@ func (u *Unit) RxModule() *hdl.Module {
 
 // TxModule is the send-side loss detector.
 func (u *Unit) TxModule() *hdl.Module {
-	ports := append(u.clockReset(),
+	ports := append(u.Reset.Ports(),
 		in("s_ack_valid", 1, "an ACK, init or sent record is offered"),
 		out("s_ack_ready", 1, "accepted when valid and ready; low during the post-reset table clear"),
 		in("s_ack_op", 2, "0 ACK, 1 init (una = nxt = psn), 2 sent (psn went out), 3 ignored"),
@@ -179,7 +158,7 @@ func (u *Unit) TxModule() *hdl.Module {
 // UnitModule holds both sides.
 func (u *Unit) UnitModule() *hdl.Module {
 	rx, tx := u.RxModule(), u.TxModule()
-	ports := u.clockReset()
+	ports := u.Reset.Ports()
 	for _, m := range []*hdl.Module{rx, tx} {
 		for _, p := range m.Ports[2:] {
 			ports = append(ports, p)

@@ -3,31 +3,19 @@ package window
 import (
 	"fmt"
 
+	"github.com/mrgen/mrgen/gen"
 	goldenwindow "github.com/mrgen/mrgen/golden/window"
 	"github.com/mrgen/mrgen/hdl"
+	"github.com/mrgen/mrgen/hdl/firstset"
 )
 
-func in(name string, w int, doc string) hdl.Port {
-	return hdl.Port{Name: name, Dir: hdl.Input, Width: w, Doc: doc}
-}
-func out(name string, w int, doc string) hdl.Port {
-	return hdl.Port{Name: name, Dir: hdl.Output, Width: w, Doc: doc}
-}
+// in and out are hdl.In and hdl.Out, short for the port lists.
+var in, out = hdl.In, hdl.Out
 
-// FirstSetModule is the find-first-set priority tree over the 2^AW path slots of a connection.
-func (u *Unit) FirstSetModule() *hdl.Module {
-	return &hdl.Module{
-		Name:   "window_first_set",
-		Source: Source,
-		Doc: fmt.Sprintf("Find-first-set over the %d path slots of a connection as an explicit log2 tree "+
-			"(%d levels, each its own signal): the lowest set bit's index and whether any bit is set. "+
-			"Combinational.", u.PathSlots, u.AW),
-		Ports: []hdl.Port{
-			in("vec", u.PathSlots, "vector to search"),
-			out("any", 1, "some bit of vec is set"),
-			out("idx", u.AW, "index of the lowest set bit (0 when none)"),
-		},
-	}
+// firstSet is the find-first-set tree over the 2^AW path slots of a connection (hdl/firstset).
+func (u *Unit) firstSet() (gen.Source, error) {
+	return firstset.Source("window_first_set", u.PathSlots, "The spraying pick's priority search over "+
+		"the path slots of a connection.")
 }
 
 // PickModule is the spraying pick of golden/window.SendDecision.
@@ -51,13 +39,7 @@ func (u *Unit) PickModule() *hdl.Module {
 
 // UnitModule is the window unit.
 func (u *Unit) UnitModule() *hdl.Module {
-	rdoc := "synchronous reset, active high"
-	if u.Reset.AsyncLow {
-		rdoc = "asynchronous reset, active low"
-	}
-	ports := []hdl.Port{
-		in("clk", 1, "clock"),
-		in(u.Reset.Port, 1, rdoc),
+	ports := append(u.Reset.Ports(),
 		in("now", TimeW, "free-running time, ns mod 2^32 (the wire timestamp's unit)"),
 		// ACK port.
 		in("s_ack_valid", 1, "an ACK-port operation is offered"),
@@ -115,7 +97,7 @@ func (u *Unit) UnitModule() *hdl.Module {
 		out("m_tmr_timeouts", goldenwindow.TimeoutBits, "consecutive counted timeouts after the event"),
 		out("m_tmr_entropy", EntropyW, "the path's entropy after the event (re-drawn on failure)"),
 		out("busy", 1, "the post-reset table initialisation is running"),
-	}
+	)
 	return &hdl.Module{
 		Name:   "window_unit",
 		Source: Source,

@@ -181,12 +181,15 @@ func (u *Unit) Design(st gen.Stamp, mutate func([]gen.Source) error) (*gen.Desig
 
 // Sources returns every module of the unit, leaves first, ready for gen.Build.
 func (u *Unit) Sources() ([]gen.Source, error) {
-	var out []gen.Source
+	fs, err := u.firstSet()
+	if err != nil {
+		return nil, err
+	}
+	out := []gen.Source{fs}
 	for _, b := range []struct {
 		mod  *hdl.Module
 		tmpl string
 	}{
-		{u.FirstSetModule(), "first_set.v.tmpl"},
 		{u.PickModule(), "pick.v.tmpl"},
 		{u.UnitModule(), "unit.v.tmpl"},
 	} {

@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mrgen/mrgen/config"
-	"github.com/mrgen/mrgen/hdl"
 	"github.com/mrgen/mrgen/hdl/window"
 	"github.com/mrgen/mrgen/internal/blocktest"
 )
@@ -99,8 +98,10 @@ func TestDescription(t *testing.T) {
 					next = f.Hi() + 1
 				}
 			}
-			for _, m := range []func() *hdl.Module{u.FirstSetModule, u.PickModule, u.UnitModule} {
-				require.NoError(t, m().Check())
+			srcs, err := u.Sources()
+			require.NoError(t, err)
+			for _, s := range srcs {
+				require.NoError(t, s.Module.Check(), s.Module.Name)
 			}
 			p, ok := u.UnitModule().Port("m_send_psn")
 			require.True(t, ok)
