@@ -455,20 +455,19 @@ func (nic *NIC) scan() {
 			case window.EventFailed:
 				nic.cnt["timeouts"]++
 				nic.cnt["paths_failed"]++
-				for _, rec := range nic.sortedRecs(cn, path) {
-					if rec.copied { // already resent elsewhere
-						rec.dead = true
-						delete(cn.recs[path], rec.psn)
-						continue
+				for _, rec := range nic.unacked(cn, path) {
+					if !rec.copied { // a copied packet was already resent elsewhere
+						nic.cnt["moved"]++
+						nic.move(cn, rec)
 					}
-					nic.cnt["moved"]++
-					nic.move(cn, rec)
 				}
+				nic.forget(cn, path)
 			case window.EventProbe:
 				nic.cnt["paths_probed"]++
-				for _, rec := range nic.sortedRecs(cn, path) {
+				for _, rec := range nic.unacked(cn, path) {
 					nic.move(cn, rec)
 				}
+				nic.forget(cn, path)
 				nic.stx.Init(nic.index(cn.idx, path), nic.win.Path(cn.idx, path).NextPSN)
 				cn.needInit[path] = true
 			}
@@ -532,7 +531,7 @@ const TailProbeMin = 10 * fabric.Microsecond
 // not wait for a path that may be dead. Placement makes the duplicate harmless, and whichever
 // copy is acknowledged first completes the packet.
 func (nic *NIC) copyOff(cn *conn, path int) {
-	for _, rec := range nic.sortedRecs(cn, path) {
+	for _, rec := range nic.unacked(cn, path) {
 		if rec.copied || rec.nakked {
 			continue
 		}
@@ -566,8 +565,8 @@ func (nic *NIC) oldest(cn *conn, path int) *txPkt {
 	return nil
 }
 
-// sortedRecs lists a path's unacknowledged packets in PSN order (deterministic moves).
-func (nic *NIC) sortedRecs(cn *conn, path int) []*txPkt {
+// unacked lists a path's unacknowledged packets in PSN order (deterministic moves).
+func (nic *NIC) unacked(cn *conn, path int) []*txPkt {
 	idx := nic.index(cn.idx, path)
 	una, nxt := nic.stx.Una(idx), nic.stx.Nxt(idx)
 	var out []*txPkt
@@ -576,12 +575,14 @@ func (nic *NIC) sortedRecs(cn *conn, path int) []*txPkt {
 			out = append(out, rec)
 		}
 	}
-	// Anything left (sacked ones) is dropped from the map too.
-	for p, rec := range cn.recs[path] {
-		if rec.sacked {
-			rec.dead = true
-			delete(cn.recs[path], p)
-		}
-	}
 	return out
+}
+
+// forget drops every record a path still holds (its sequence is abandoned: the path failed or
+// restarts): references to them, in the retransmit queue, are stale from now on.
+func (nic *NIC) forget(cn *conn, path int) {
+	for _, rec := range cn.recs[path] {
+		rec.dead = true
+	}
+	clear(cn.recs[path])
 }
