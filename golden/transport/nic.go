@@ -1,6 +1,9 @@
 package transport
 
 import (
+	"fmt"
+
+	"github.com/mrgen/mrgen/golden/acker"
 	"github.com/mrgen/mrgen/golden/fabric"
 	"github.com/mrgen/mrgen/golden/placement"
 	"github.com/mrgen/mrgen/golden/psn"
@@ -74,12 +77,9 @@ type conn struct {
 	sending   bool        // has ever sent (scanned by the timer)
 	heard     bool        // an ACK has come back: the first-RTT gate is open
 	// Receive side.
-	lastData fabric.Time
-	active   bool
-	ecn      []uint16
-	owed     []*owedAck        // per path: an ACK held back by the policy (nil: none)
-	rxMsg    map[uint64]uint64 // stream<<32|MSN -> message id, for completions
-	rkeyAt   uint32            // rkey of this connection's WRITE region at this host
+	reply  []*fabric.Packet  // per path: the latest data packet (its ACKs go back its way)
+	rxMsg  map[uint64]uint64 // stream<<32|MSN -> message id, for completions
+	rkeyAt uint32            // rkey of this connection's WRITE region at this host
 }
 
 // NIC is one host's MetaRoCE NIC.
@@ -101,15 +101,11 @@ type NIC struct {
 	work    []int
 	workPos int
 	timerOn bool
-	active  int // connections counted by the rate hint
-	owedQ   []*owedAck
-	flushOn bool
-	// The gather window of newcomers' first ACKs (receiveSide): open while gatherStart != 0.
-	gathered               []*owedAck
-	gatherStart, gatherEnd fabric.Time
-	wakeAt                 fabric.Time // a fill is scheduled for this time (0: none)
-	linkMb                 float64
-	cnt                    map[string]uint64
+	ack     *acker.Acker // the receive side's ACK scheduler
+	ackWake fabric.Time  // its timer is scheduled for this time (0: none)
+	wakeAt  fabric.Time  // a fill is scheduled for this time (0: none)
+	linkMb  float64
+	cnt     map[string]uint64
 }
 
 func newNIC(nw *Network, h int) (*NIC, error) {
@@ -126,7 +122,7 @@ func newNIC(nw *Network, h int) (*NIC, error) {
 	for i := 0; i < c.Connections; i++ {
 		cn := &conn{idx: i, peer: peerOf(h, i), streams: make([]stream, c.StreamsPerConnection),
 			recs:     make([]map[uint32]*txPkt, nic.paths),
-			needInit: make([]bool, nic.paths), probed: make([]bool, nic.paths), ecn: make([]uint16, nic.paths), owed: make([]*owedAck, nic.paths), rxMsg: map[uint64]uint64{}}
+			needInit: make([]bool, nic.paths), probed: make([]bool, nic.paths), reply: make([]*fabric.Packet, nic.paths), rxMsg: map[uint64]uint64{}}
 		for k := range cn.recs {
 			cn.recs[k] = map[uint32]*txPkt{}
 		}
@@ -145,6 +141,11 @@ func newNIC(nw *Network, h int) (*NIC, error) {
 		}
 		nic.conns = append(nic.conns, cn)
 	}
+	a, err := acker.New(nic.ackerParams())
+	if err != nil {
+		return nil, fmt.Errorf("transport: host %d: %w", h, err)
+	}
+	nic.ack = a
 	return nic, nil
 }
 
@@ -155,7 +156,7 @@ func (nic *NIC) Host() int { return nic.host }
 func (nic *NIC) Memory() *placement.HostMemory { return nic.mem }
 
 // ActiveSenders is the number of connections the rate hint currently counts as sending here.
-func (nic *NIC) ActiveSenders() int { return nic.active }
+func (nic *NIC) ActiveSenders() int { return nic.ack.Active() }
 
 // Window is the NIC's window table (read it, do not change it).
 func (nic *NIC) Window() *window.Table { return nic.win }
@@ -179,6 +180,7 @@ func (nic *NIC) Counters() map[string]uint64 {
 
 func (nic *NIC) now() fabric.Time    { return nic.nw.net.Sim().Now() }
 func (nic *NIC) nowNS() uint32       { return uint32(nic.now().NS()) }
+func (nic *NIC) nowNS64() uint64     { return uint64(nic.now().NS()) }
 func (nic *NIC) portOf(path int) int { return path % nic.planes }
 func (nic *NIC) index(c, path int) int {
 	i, _ := nic.nw.sprm.Index(uint32(c), uint32(path))

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"github.com/mrgen/mrgen/golden/acker"
 	"github.com/mrgen/mrgen/golden/fabric"
 	"github.com/mrgen/mrgen/golden/placement"
 	"github.com/mrgen/mrgen/golden/sack"
@@ -16,18 +17,6 @@ func (nic *NIC) onData(p *fabric.Packet, fr *frame) {
 	nic.nw.ledger.ArrivedPacket(fr.msgID, fr.idx)
 	c, path := int(w.BTH.ConnID), int(w.BTH.PathID)
 	cn := nic.conns[c]
-	now := nic.now()
-	cn.lastData = now
-	newcomer := !cn.active
-	if newcomer {
-		cn.active = true
-		nic.active++
-		nic.gather(now)
-	}
-	if p.ECN == fabric.CE && cn.ecn[path] < 0xFFFF {
-		cn.ecn[path]++
-		nic.cnt["ce_received"]++
-	}
 	idx := nic.index(c, path)
 	if w.BTH.Flags&wire.FlagPathInit != 0 && !nic.psns.Negative(nic.psns.Dist(nic.srx.Cum(idx), w.BTH.PSN)) {
 		nic.srx.Init(idx, w.BTH.PSN)
@@ -62,16 +51,17 @@ func (nic *NIC) onData(p *fabric.Packet, fr *frame) {
 	} else {
 		ts = w.Send.Timestamp
 	}
-	switch {
-	case newcomer && res.Class == sack.ClassNew:
-		// A newcomer's first answer carries its share: wait until the senders arriving with it
-		// have been counted (the gather window), then answer all of them at once.
-		nic.gathered = append(nic.gathered, &owedAck{p: p, cn: cn, path: path, res: res, ts: ts, arrived: now})
-	case res.AckDue:
-		nic.sendAck(p, cn, path, res, ts)
-	case res.Class == sack.ClassNew:
-		nic.owe(p, cn, path, res, ts)
+	if p.ECN == fabric.CE {
+		nic.cnt["ce_received"]++
 	}
+	// The ACK goes back the way the path's latest packet came (its plane and 5-tuple).
+	cn.reply[path] = p
+	acks, err := nic.ack.Packet(nic.nowNS64(), acker.Input{Conn: c, Path: path, CE: p.ECN == fabric.CE, TS: ts, Res: res})
+	if err != nil {
+		nic.cnt["ack_scheduler_errors"]++
+		return
+	}
+	nic.sendAcks(acks)
 }
 
 // Gather is how long a receiver waits after the last newcomer (a connection that starts sending
@@ -83,80 +73,39 @@ const (
 	MaxGather = 25 * fabric.Microsecond
 )
 
-// gather opens or extends the gather window at a newcomer's arrival.
-func (nic *NIC) gather(now fabric.Time) {
-	if nic.gatherStart == 0 {
-		nic.gatherStart = now
-		nic.nw.net.Sim().At(now+Gather, nic.answerNewcomers)
-	}
-	nic.gatherEnd = min(now+Gather, nic.gatherStart+MaxGather)
+// ackerParams are the receive-side ACK scheduler's parameters (golden/acker) of a NIC.
+func (nic *NIC) ackerParams() acker.Params {
+	cfg := nic.nw.cfg
+	return acker.Params{Conns: len(nic.conns), Paths: nic.paths, Width: nic.nw.sprm.Width,
+		AckDelay: uint64(cfg.AckDelay.NS()), Gather: uint64(Gather.NS()), MaxGather: uint64(MaxGather.NS()),
+		HintWindow: uint64(cfg.HintWindow.NS()), Scan: uint64(cfg.TimerScan.NS()),
+		Hints: acker.HintTable(len(nic.conns), nic.linkMb, cfg.RateHints)}
 }
 
-// answerNewcomers sends the gathered first ACKs once the window has closed, each with the
-// state after the path's latest packet and the share of every sender counted by then.
-func (nic *NIC) answerNewcomers() {
-	now := nic.now()
-	if now < nic.gatherEnd {
-		nic.nw.net.Sim().At(nic.gatherEnd, nic.answerNewcomers)
-		return
+// sendAcks sends the scheduler's ACKs and makes sure its next timer is scheduled.
+func (nic *NIC) sendAcks(acks []acker.Ack) {
+	for _, a := range acks {
+		nic.cnt[a.Kind.String()+"_acks"]++
+		nic.sendAck(a)
 	}
-	nic.gatherStart = 0
-	for _, o := range nic.gathered {
-		nic.cnt["gathered_acks"]++
-		if o.cn.owed[o.path] != nil { // a later packet on the path left a fresher held-back ACK
-			o = o.cn.owed[o.path]
-		}
-		// The echo is advanced by the time the ACK was held, so that the sender's RTT sample
-		// (and its base RTT, which sizes the rate cap) leaves the gather window out.
-		held := uint32((now - o.arrived).NS())
-		nic.sendAck(o.p, o.cn, o.path, o.res, o.ts+held)
-	}
-	nic.gathered = nic.gathered[:0]
-}
-
-// owedAck is an ACK the policy has not made due yet: the state after the path's latest packet.
-type owedAck struct {
-	p    *fabric.Packet
-	cn   *conn
-	path int
-	res  sack.RxResult
-	ts   uint32
-	at   fabric.Time // when it must go at the latest
-	// arrived is when the packet it answers arrived (gathered first ACKs).
-	arrived fabric.Time
-}
-
-// owe records (or refreshes) the path's held-back ACK and makes sure a flush is scheduled.
-func (nic *NIC) owe(p *fabric.Packet, cn *conn, path int, res sack.RxResult, ts uint32) {
-	if o := cn.owed[path]; o != nil {
-		o.p, o.res, o.ts = p, res, ts
-		return
-	}
-	o := &owedAck{p: p, cn: cn, path: path, res: res, ts: ts, at: nic.now() + nic.nw.cfg.AckDelay}
-	cn.owed[path] = o
-	nic.owedQ = append(nic.owedQ, o)
-	if !nic.flushOn {
-		nic.flushOn = true
-		nic.nw.net.Sim().At(o.at, nic.flushAcks)
-	}
-}
-
-// flushAcks sends every held-back ACK whose delay has run out.
-func (nic *NIC) flushAcks() {
-	now := nic.now()
-	for len(nic.owedQ) > 0 && nic.owedQ[0].at <= now {
-		o := nic.owedQ[0]
-		nic.owedQ = nic.owedQ[1:]
-		if o.cn.owed[o.path] == o {
-			nic.cnt["delayed_acks"]++
-			nic.sendAck(o.p, o.cn, o.path, o.res, o.ts)
+	if t, ok := nic.ack.Next(); ok {
+		at := fabric.Time(t) * fabric.Nanosecond
+		if nic.ackWake == 0 || at < nic.ackWake {
+			nic.ackWake = at
+			nic.nw.net.Sim().At(at, nic.ackTimer)
 		}
 	}
-	if len(nic.owedQ) > 0 {
-		nic.nw.net.Sim().At(nic.owedQ[0].at, nic.flushAcks)
-	} else {
-		nic.flushOn = false
+}
+
+// ackTimer runs the ACK scheduler's timers that are due.
+func (nic *NIC) ackTimer() {
+	now := nic.now()
+	if now < nic.ackWake { // superseded by an earlier wake that rescheduled this one
+		return
 	}
+	nic.ackWake = 0
+	nic.sendAcks(nic.ack.Advance(nic.nowNS64()))
+	nic.fill()
 }
 
 // complete verifies a released message against what its sender wrote, frees its buffer and
@@ -185,30 +134,19 @@ func (nic *NIC) complete(cn *conn, cp placement.Completion) {
 	}
 }
 
-// rateHint is the fair share of this host's link rate for one active connection, in
-// RateHintUnitMbps units (0: no limit, when hints are off).
-func (nic *NIC) rateHint() uint16 {
-	if !nic.nw.cfg.RateHints || nic.active == 0 {
-		return 0
-	}
-	u := nic.linkMb / float64(nic.active) / wire.RateHintUnitMbps
-	return uint16(min(max(u, 1), 0xFFFF))
-}
-
-// sendAck answers data packet p on (cn, path) with the path's cumulative PSN and bitmap.
-func (nic *NIC) sendAck(p *fabric.Packet, cn *conn, path int, res sack.RxResult, ts uint32) {
+// sendAck sends one of the scheduler's ACKs: the path's cumulative PSN and bitmap.
+func (nic *NIC) sendAck(a acker.Ack) {
+	cn := nic.conns[a.Conn]
 	words := nic.nw.sprm.Width / wire.SackWordBits
-	a := &wire.Ack{TimestampEcho: ts, ECNEcho: cn.ecn[path], RateHint: nic.rateHint(), Sack: make([]uint64, words)}
-	for i := 1; i < res.Bitmap.Len(); i++ {
-		if res.Bitmap.Get(i) {
-			a.SetSackBit(i, true)
+	ack := &wire.Ack{TimestampEcho: a.TS, ECNEcho: a.ECN, RateHint: a.Hint, Sack: make([]uint64, words)}
+	for i := 1; i < a.Bitmap.Len(); i++ {
+		if a.Bitmap.Get(i) {
+			ack.SetSackBit(i, true)
 		}
 	}
-	cn.ecn[path] = 0
-	cn.owed[path] = nil
-	w := &wire.Packet{BTH: wire.BTH{Opcode: wire.OpAck, ConnID: uint16(ConnIndex(cn.peer, nic.host)), PathID: uint8(path), PSN: res.Cum}, Ack: a}
+	w := &wire.Packet{BTH: wire.BTH{Opcode: wire.OpAck, ConnID: uint16(ConnIndex(cn.peer, nic.host)), PathID: uint8(a.Path), PSN: a.Cum}, Ack: ack}
 	nic.cnt["acks_sent"]++
-	nic.sendCtrl(p, w)
+	nic.sendCtrl(cn.reply[a.Path], w)
 }
 
 func (nic *NIC) sendNak(p *fabric.Packet, data *wire.Packet, code wire.NakCode, delay uint16) {

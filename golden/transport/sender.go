@@ -427,11 +427,6 @@ func (nic *NIC) scan() {
 	ns := uint32(now.NS())
 	busy := false
 	for _, cn := range nic.conns {
-		if cn.active && now-cn.lastData > nic.nw.cfg.HintWindow {
-			cn.active = false
-			nic.active--
-		}
-		busy = busy || cn.active
 		if !cn.sending {
 			continue
 		}

@@ -54,8 +54,8 @@
 // # Receiving
 //
 // A data packet is classified by golden/sack.Receiver on its (connection, path); a new packet is
-// placed by golden/placement straight into host memory (no reorder buffer). ACKs follow the
-// configured policy, and a path's packets the policy leaves unacknowledged are acknowledged
+// placed by golden/placement straight into host memory (no reorder buffer). ACKs are scheduled by
+// golden/acker (the rules the receive pipeline's RTL implements) under the configured policy, and a path's packets the policy leaves unacknowledged are acknowledged
 // AckDelay later at the latest (a delayed ACK). An ACK carries the path's cumulative PSN, its SACK bitmap, the CE marks seen since
 // the path's previous ACK, the timestamp of the triggering packet, and the sender's fair share
 // of this receiver's link rate (rate hint): link rate divided among the connections that sent
