@@ -57,6 +57,8 @@ type Config struct {
 	AckPolicy AckPolicy `yaml:"ack_policy" json:"ack_policy"`
 	// Pipeline holds micro-architecture options that trade latency for Fmax.
 	Pipeline Pipeline `yaml:"pipeline" json:"pipeline"`
+	// RateHint configures the receiver's fair-share rate hint (golden/acker and hdl/acker).
+	RateHint RateHint `yaml:"rate_hint" json:"rate_hint"`
 	// Window holds the sender's per-path and per-connection window, RTT, RTO and path-failure
 	// parameters (golden/window and hdl/window).
 	Window Window `yaml:"window" json:"window"`
@@ -70,6 +72,26 @@ type AckPolicy struct {
 	Mode string `yaml:"mode" json:"mode"`
 	// EveryN is the packet count between ACKs in every-n mode (1..255).
 	EveryN int `yaml:"every_n" json:"every_n"`
+	// DelayNS bounds how long a receiver holds an ACK the policy did not make due (a delayed
+	// ACK), so a path's tail is acknowledged without the sender's timeout.
+	DelayNS int `yaml:"delay_ns" json:"delay_ns"`
+	// GatherNS is how long a receiver holds newcomers' first ACKs after the latest newcomer
+	// (a connection starting to send to it), so that every sender of an incast is told the
+	// share of all of them; MaxGatherNS bounds the wait from the first newcomer.
+	GatherNS    int `yaml:"gather_ns" json:"gather_ns"`
+	MaxGatherNS int `yaml:"max_gather_ns" json:"max_gather_ns"`
+}
+
+// RateHint configures the receiver's fair-share rate hint carried in every ACK.
+type RateHint struct {
+	// Enabled turns the hint on (off: every ACK says "no limit", 0).
+	Enabled bool `yaml:"enabled" json:"enabled"`
+	// LinkGbps is the receiver's inbound link rate that the hint divides among active senders.
+	LinkGbps int `yaml:"link_gbps" json:"link_gbps"`
+	// WindowNS: a connection that sent no data for longer stops counting as active.
+	WindowNS int `yaml:"window_ns" json:"window_ns"`
+	// ScanNS is the period of the activity scan that applies WindowNS.
+	ScanNS int `yaml:"scan_ns" json:"scan_ns"`
 }
 
 // Pipeline holds micro-architecture options.
@@ -156,7 +178,8 @@ func Default() Config {
 		UDPDestPort:             4792,
 		ResetStyle:              ResetSyncHigh,
 		TargetClockMHz:          100,
-		AckPolicy:               AckPolicy{Mode: AckEveryN, EveryN: 4},
+		AckPolicy:               AckPolicy{Mode: AckEveryN, EveryN: 4, DelayNS: 2000, GatherNS: 2000, MaxGatherNS: 25_000},
+		RateHint:                RateHint{Enabled: true, LinkGbps: 100, WindowNS: 100_000, ScanNS: 5000},
 		Pipeline:                Pipeline{TreeRegisterEvery: 0},
 		Window: Window{
 			InitCwnd:        16,

@@ -67,6 +67,14 @@ func (c Config) Validate() error {
 			return oneOfString("ack_policy.mode", c.AckPolicy.Mode, AckEveryPacket, AckEveryN, AckOnGap)
 		},
 		func() error { return inRange("ack_policy.every_n", c.AckPolicy.EveryN, 1, 255) },
+		func() error { return inRange("ack_policy.delay_ns", c.AckPolicy.DelayNS, 100, 1_000_000) },
+		func() error { return inRange("ack_policy.gather_ns", c.AckPolicy.GatherNS, 100, 1_000_000) },
+		func() error {
+			return inRange("ack_policy.max_gather_ns", c.AckPolicy.MaxGatherNS, c.AckPolicy.GatherNS, 1_000_000)
+		},
+		func() error { return inRange("rate_hint.link_gbps", c.RateHint.LinkGbps, 1, 1600) },
+		func() error { return inRange("rate_hint.window_ns", c.RateHint.WindowNS, 1000, 100_000_000) },
+		func() error { return inRange("rate_hint.scan_ns", c.RateHint.ScanNS, 100, 100_000_000) },
 		func() error {
 			return inRange("pipeline.tree_register_every", c.Pipeline.TreeRegisterEvery, 0, 10)
 		},

@@ -29,7 +29,9 @@
 //  2. A packet whose ACK is due refreshes a held gathered ACK (which still waits for the window),
 //     else it is answered at once and clears a held delayed ACK.
 //  3. Any other new packet refreshes the held ACK of the path, or holds a delayed ACK due
-//     AckDelay later.
+//     AckDelay later. The queue of deadlines holds Conns×Paths entries (a deadline stays
+//     queued, stale, when an immediate ACK clears its slot); when it is full the packet is
+//     answered at once instead.
 //
 // Packets of other classes (beyond the window, or old/duplicate ones the policy does not answer)
 // send nothing. "Refresh" replaces the slot's cumulative PSN, bitmap, timestamp and arrival time
@@ -41,7 +43,8 @@
 //   - Gather close: every gathered path still holding its gathered ACK is answered in the order
 //     the newcomers arrived, with the timestamp echo advanced by the time the ACK was held (so
 //     the sender's RTT sample leaves the gather window out).
-//   - Activity scan, at every multiple of ScanNS while a connection is active: a connection with
+//   - Activity scan, every Scan while a connection is active (the first Scan after the first
+//     connection became active; a scan that leaves none active stops them): a connection with
 //     no data for more than HintWindow stops counting.
 //
 // An ACK carries the slot's (or the packet's) cumulative PSN and bitmap, the path's ECN count
@@ -54,6 +57,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/mrgen/mrgen/config"
 	"github.com/mrgen/mrgen/golden/sack"
 	"github.com/mrgen/mrgen/golden/wire"
 )
@@ -84,6 +88,15 @@ func HintTable(conns int, linkMbps float64, on bool) []uint16 {
 		t[k] = uint16(math.Min(math.Max(u, 1), 0xFFFF))
 	}
 	return t
+}
+
+// ParamsFrom derives the parameters from the shared configuration: its connection and path
+// counts, SACK width, ack_policy timers and rate_hint section (link_gbps is the rate divided).
+func ParamsFrom(c config.Config) Params {
+	return Params{Conns: c.Connections, Paths: c.PathsPerConnection, Width: c.SackWidth,
+		AckDelay: uint64(c.AckPolicy.DelayNS), Gather: uint64(c.AckPolicy.GatherNS), MaxGather: uint64(c.AckPolicy.MaxGatherNS),
+		HintWindow: uint64(c.RateHint.WindowNS), Scan: uint64(c.RateHint.ScanNS),
+		Hints: HintTable(c.Connections, float64(c.RateHint.LinkGbps)*1000, c.RateHint.Enabled)}
 }
 
 // Validate checks the parameters.
@@ -139,6 +152,7 @@ type Ack struct {
 type Counters struct {
 	Immediate, Delayed, Gathered uint64
 	Newcomers, Expired           uint64
+	Overflows                    uint64 // delayed ACKs sent at once because the deadline queue was full
 }
 
 type slot struct {
@@ -261,7 +275,7 @@ func (a *Acker) Packet(now uint64, in Input) ([]Ack, error) {
 	if newcomer {
 		a.active[c] = true
 		if a.count == 0 {
-			a.nextScan = (now/a.p.Scan + 1) * a.p.Scan
+			a.nextScan = now + a.p.Scan
 		}
 		a.count++
 		a.Counters.Newcomers++
@@ -293,6 +307,11 @@ func (a *Acker) Packet(now uint64, in Input) ([]Ack, error) {
 		out = append(out, a.send(idx, Immediate, in.Res.Cum, in.Res.Bitmap, in.TS))
 	case isNew && s.valid:
 		refresh()
+	case isNew && len(a.delayed) == a.p.Conns*a.p.Paths:
+		// The deadline queue is full (of deadlines made stale by immediate ACKs): answer now.
+		a.Counters.Immediate++
+		a.Counters.Overflows++
+		out = append(out, a.send(idx, Immediate, in.Res.Cum, in.Res.Bitmap, in.TS))
 	case isNew:
 		s.valid, s.kind, s.deadline = true, Delayed, now+a.p.AckDelay
 		refresh()

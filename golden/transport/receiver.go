@@ -64,20 +64,11 @@ func (nic *NIC) onData(p *fabric.Packet, fr *frame) {
 	nic.sendAcks(acks)
 }
 
-// Gather is how long a receiver waits after the last newcomer (a connection that starts sending
-// to it) before answering the newcomers, and MaxGather bounds the wait from the first one. An
-// incast's first packets arrive back to back; answering each at once would hand the early
-// senders the share of the few counted so far, and they would correct only a round trip later.
-const (
-	Gather    = 2 * fabric.Microsecond
-	MaxGather = 25 * fabric.Microsecond
-)
-
 // ackerParams are the receive-side ACK scheduler's parameters (golden/acker) of a NIC.
 func (nic *NIC) ackerParams() acker.Params {
 	cfg := nic.nw.cfg
 	return acker.Params{Conns: len(nic.conns), Paths: nic.paths, Width: nic.nw.sprm.Width,
-		AckDelay: uint64(cfg.AckDelay.NS()), Gather: uint64(Gather.NS()), MaxGather: uint64(MaxGather.NS()),
+		AckDelay: uint64(cfg.AckDelay.NS()), Gather: uint64(cfg.NIC.AckPolicy.GatherNS), MaxGather: uint64(cfg.NIC.AckPolicy.MaxGatherNS),
 		HintWindow: uint64(cfg.HintWindow.NS()), Scan: uint64(cfg.TimerScan.NS()),
 		Hints: acker.HintTable(len(nic.conns), nic.linkMb, cfg.RateHints)}
 }

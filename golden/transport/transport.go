@@ -60,7 +60,7 @@
 // the path's previous ACK, the timestamp of the triggering packet, and the sender's fair share
 // of this receiver's link rate (rate hint): link rate divided among the connections that sent
 // data here within HintWindow. A newcomer's first ACK (a connection that starts sending here) is
-// held until no other newcomer has arrived for Gather (2 µs, at most MaxGather = 25 µs after the
+// held until no other newcomer has arrived for ack_policy.gather_ns (2 µs, at most max_gather_ns = 25 µs after the
 // first), so that every sender of an incast is told the share of all of them; the held ACK's
 // echo is advanced by the hold, keeping it out of the RTT sample. Completions leave placement
 // in stream order; each completed
@@ -107,8 +107,16 @@ type Config struct {
 // than the packet spacing of a 1/64 share of 100 Gb/s, 21 µs, so that paced senders stay
 // counted), a 5 µs timer scan and two ready packets per port.
 func DefaultConfig() Config {
-	return Config{NIC: config.Default(), RateHints: true, HintWindow: 100 * fabric.Microsecond,
-		TimerScan: 5 * fabric.Microsecond, AckDelay: 2 * fabric.Microsecond, PortQueue: 2, ECN: true}
+	return ConfigFor(config.Default())
+}
+
+// ConfigFor is the transport configuration of NIC configuration c: the receive side's timers
+// and rate hint come from its ack_policy and rate_hint sections (the values the RTL is
+// generated with), two ready packets per port, ECN on.
+func ConfigFor(c config.Config) Config {
+	return Config{NIC: c, RateHints: c.RateHint.Enabled, HintWindow: fabric.Time(c.RateHint.WindowNS) * fabric.Nanosecond,
+		TimerScan: fabric.Time(c.RateHint.ScanNS) * fabric.Nanosecond, AckDelay: fabric.Time(c.AckPolicy.DelayNS) * fabric.Nanosecond,
+		PortQueue: 2, ECN: true}
 }
 
 // Hook lets a test corrupt a DMA write before it reaches host memory (to prove the byte-for-byte
