@@ -8,6 +8,9 @@ import (
 	"strings"
 )
 
+// MaxJobs bounds the job list a report may claim (merge walks it).
+const MaxJobs = 10_000_000
+
 // ReadReport decodes one report.
 func ReadReport(r io.Reader) (*Report, error) {
 	dec := json.NewDecoder(r)
@@ -18,6 +21,9 @@ func ReadReport(r io.Reader) (*Report, error) {
 	}
 	if rep.Version != ReportVersion {
 		return nil, fmt.Errorf("regress: report version %d, this mrgen reads %d", rep.Version, ReportVersion)
+	}
+	if rep.JobsTotal < 0 || rep.JobsTotal > MaxJobs {
+		return nil, fmt.Errorf("regress: report has jobs_total %d, allowed 0..%d", rep.JobsTotal, MaxJobs)
 	}
 	return &rep, nil
 }

@@ -214,6 +214,9 @@ func Enumerate(suites []Suite, cfgs []ConfigFile, scenarios []string, seeds Seed
 	if seeds.Last < seeds.First {
 		return Plan{}, fmt.Errorf("%w: seeds %s: empty range", ErrUsage, seeds)
 	}
+	if seeds.Last-seeds.First >= MaxJobs {
+		return Plan{}, fmt.Errorf("%w: --seeds %s: %d seeds, allowed at most %d jobs in all", ErrUsage, seeds, seeds.Last-seeds.First+1, MaxJobs)
+	}
 	want := map[string]bool{}
 	for _, s := range scenarios {
 		want[s] = true
@@ -231,6 +234,9 @@ func Enumerate(suites []Suite, cfgs []ConfigFile, scenarios []string, seeds Seed
 					continue
 				}
 				used[sc] = true
+				if uint64(len(p.Jobs))+seeds.Last-seeds.First >= MaxJobs {
+					return Plan{}, fmt.Errorf("%w: the selection has more than %d jobs", ErrUsage, MaxJobs)
+				}
 				for seed := seeds.First; ; seed++ {
 					p.Jobs = append(p.Jobs, Job{Suite: s.Name(), Config: cf.Path, Scenario: sc, Seed: seed, Packets: packets})
 					if seed == seeds.Last {
