@@ -140,7 +140,8 @@ func regressPlan(configPaths, suiteNames, scenarios []string, seeds regress.Seed
 		}
 		return regress.Plan{}, nil, nil, err
 	}
-	if len(configPaths) == 0 {
+	defaults := len(configPaths) == 0
+	if defaults {
 		var err error
 		if configPaths, err = regress.DefaultConfigPaths("."); err != nil {
 			return fail(err)
@@ -151,6 +152,9 @@ func regressPlan(configPaths, suiteNames, scenarios []string, seeds regress.Seed
 	}
 	cfgs, err := regress.LoadConfigs(configPaths)
 	if err != nil {
+		if defaults {
+			err = fmt.Errorf("%w (the default configuration set is relative to the repository root: run from the repository root or pass --configs)", err)
+		}
 		return fail(err) // config.ErrConfig: exit 2
 	}
 	all, err := regress.Suites()
