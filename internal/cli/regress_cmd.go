@@ -186,6 +186,9 @@ func printPlan(g *globals, p regress.Plan, shard regress.Shard) error {
 	for i, j := range p.Jobs {
 		lines[i] = line{i, i % shard.Count, j}
 	}
+	if p.Skipped == nil {
+		p.Skipped = []string{}
+	}
 	if g.json {
 		return g.emitJSON(map[string]any{"jobs_total": len(p.Jobs), "job_list_hash": p.Hash(), "shards": shard.Count, "jobs": lines, "skipped": p.Skipped})
 	}
