@@ -11,7 +11,7 @@ MRGEN   := bin/mrgen
 # see a rebuilt model library (TOOLCHAIN.md), so every run is -count=1.
 TESTFLAGS ?= -count=1 -timeout 25m
 
-.PHONY: all deps build demo test test-short lint fmt vet bench fuzz synth cosim cosim-parser results clean
+.PHONY: all deps build demo test test-short lint fmt vet bench fuzz synth cosim cosim-parser regress results clean
 
 all: build
 
@@ -49,6 +49,14 @@ cosim-parser: deps build
 	for w in 64 128 256 512; do \
 	  $(MRGEN) --config configs/matrix/parser-w$$w.yaml cosim --block parser --packets 1000000 --seed $(SEED) --json || exit 1; \
 	done
+
+# A short regression: every block's every scenario on the default configuration, seeds 1..2
+# (docs/regress.md has the full matrix, sharding and merging). Report in out/regress.json.
+REGRESS_SEEDS ?= 1..2
+REGRESS_PACKETS ?= 2000
+regress: deps build
+	@mkdir -p out
+	$(MRGEN) regress --seeds $(REGRESS_SEEDS) --configs $(CONFIG) --packets $(REGRESS_PACKETS) --out out/regress.json
 
 # Yosys + nextpnr-ice40 for the HX8K; writes out/synth.json (the demo summary reads it).
 BOARD ?= ice40-hx8k

@@ -119,6 +119,18 @@ func BuildParserModel(ctx context.Context, opt Options, trace bool) (*verilator.
 // offered and not taken) and input_idle (cycles the driver offered nothing, by its gap
 // probability, while frames remained).
 func RunParser(ctx context.Context, opt Options) (*Result, error) {
+	return RunParserTap(ctx, opt, nil)
+}
+
+// FrameTap receives one input frame of a co-simulation: the cycle the block took its last
+// beat, the bytes the block judged, and a one-line note (frame number, generator class,
+// golden verdict). An error stops the run.
+type FrameTap func(cycle uint64, frame []byte, note string) error
+
+// RunParserTap is RunParser that also hands every input frame to tap (nil: none), in input
+// order, once: not again on the trace rerun after a mismatch. `mrgen cosim --pcap` records
+// them with internal/pcapout.
+func RunParserTap(ctx context.Context, opt Options, tap FrameTap) (*Result, error) {
 	k, ok := parserScenarios[opt.Scenario]
 	if !ok {
 		return nil, fmt.Errorf("cosim: unknown parser scenario %q; scenarios: %v", opt.Scenario, ParserScenarios())
@@ -126,8 +138,23 @@ func RunParser(ctx context.Context, opt Options) (*Result, error) {
 	return runUnit(opt, func(trace bool) (*verilator.Library, *hdlparser.Unit, error) {
 		return BuildParserModel(ctx, opt, trace)
 	}, func(lib *verilator.Library, u *hdlparser.Unit, traceAt int64) (*Result, *Mismatch, error) {
-		return runParser(ctx, lib, u, k, opt, traceAt)
+		if traceAt >= 0 {
+			tap = nil
+		}
+		return runParser(ctx, lib, u, k, opt, traceAt, tap)
 	})
+}
+
+// note is the frame's one-line description for a FrameTap.
+func (f *parserFrame) note(r wire.DropReason) string {
+	s := fmt.Sprintf("frame %d %s", f.seq, f.kind)
+	if f.hole >= 0 && f.hole < len(f.data) {
+		s += fmt.Sprintf(" (null lane at byte %d of %d: the rest is not recorded)", f.hole, len(f.data))
+	}
+	if r == wire.DropNone {
+		return s + ": accepted"
+	}
+	return s + ": dropped " + r.String()
 }
 
 // payloadExp is one expected payload packet.
@@ -138,7 +165,7 @@ type payloadExp struct {
 }
 
 // runParser is the lockstep loop. traceAt ≥ 0 dumps a VCD window around that cycle.
-func runParser(ctx context.Context, lib *verilator.Library, u *hdlparser.Unit, k parserKnobs, opt Options, traceAt int64) (*Result, *Mismatch, error) {
+func runParser(ctx context.Context, lib *verilator.Library, u *hdlparser.Unit, k parserKnobs, opt Options, traceAt int64, tap FrameTap) (*Result, *Mismatch, error) {
 	m, err := lib.New()
 	if err != nil {
 		return nil, nil, err
@@ -328,6 +355,11 @@ func runParser(ctx context.Context, lib *verilator.Library, u *hdlparser.Unit, k
 					res.Counts["accepted"]++
 				} else {
 					res.Drops[reason.String()]++
+				}
+				if tap != nil {
+					if err := tap(now, cur.bytesSeen(), cur.note(reason)); err != nil {
+						return nil, nil, fmt.Errorf("cosim: frame tap: %w", err)
+					}
 				}
 				outExp.push(expected[parserOut]{cycle: now, input: cur, out: parserOut{Reason: reason, Descriptor: desc}})
 				if len(payload) > 0 {

@@ -3,7 +3,7 @@
 # Debian 12. Runs apt-get update at most once, and only when something must be installed.
 set -euo pipefail
 
-packages=(verilator yosys iverilog nextpnr-ice40 fpga-icestorm z3 boolector g++ make)
+packages=(verilator yosys iverilog nextpnr-ice40 fpga-icestorm z3 boolector g++ make tshark)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mrgen/mrgen/cosim"
 	"github.com/mrgen/mrgen/internal/blocks"
+	"github.com/mrgen/mrgen/internal/pcapout"
 )
 
 func init() { extraCommands = append(extraCommands, newCosimCmd) }
@@ -24,7 +25,7 @@ type errMismatch struct{ m *cosim.Mismatch }
 func (e *errMismatch) Error() string { return e.m.Error() }
 
 func newCosimCmd(g *globals) *cobra.Command {
-	var block, scenario, vcd string
+	var block, scenario, vcd, pcap string
 	var packets int
 	var seed uint64
 	cmd := &cobra.Command{
@@ -47,6 +48,9 @@ func newCosimCmd(g *globals) *cobra.Command {
 			if packets <= 0 {
 				return &usageError{fmt.Errorf("--packets must be positive, got %d", packets)}
 			}
+			if pcap != "" && block != "parser" {
+				return &usageError{fmt.Errorf("--pcap records input frames of --block parser only, got --block %s", block)}
+			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
 			opt := cosim.Options{Config: c, Scenario: scenario, Seed: seed, Packets: packets,
@@ -55,7 +59,12 @@ func newCosimCmd(g *globals) *cobra.Command {
 				opt.Log = g.stderr
 			}
 			opt.Progress = progressBar(g, "cosim "+block+"/"+scenario)
-			res, err := blk.Cosim(ctx, opt)
+			var res *cosim.Result
+			if pcap != "" {
+				res, err = cosimParserPcap(ctx, opt, pcap)
+			} else {
+				res, err = blk.Cosim(ctx, opt)
+			}
 			if err != nil {
 				return err
 			}
@@ -78,7 +87,25 @@ func newCosimCmd(g *globals) *cobra.Command {
 	f.IntVar(&packets, "packets", 100000, "data packets to run")
 	f.Uint64Var(&seed, "seed", 1, "stimulus seed")
 	f.StringVar(&vcd, "vcd", filepath.Join("out", "mismatch.vcd"), "where to dump the cycles around a mismatch (\"\" = no VCD)")
+	f.StringVar(&pcap, "pcap", "", "parser only: record every input frame in this nanosecond pcap (time = cycle x clock period), notes in FILE.notes.jsonl")
 	return cmd
+}
+
+// cosimParserPcap runs the parser cosim recording every input frame at its cycle's time
+// (target_clock_mhz) in a pcap, with the golden verdict of each in the notes sidecar.
+func cosimParserPcap(ctx context.Context, opt cosim.Options, path string) (*cosim.Result, error) {
+	w, err := pcapout.Create(path, pcapout.Options{Sidecar: true})
+	if err != nil {
+		return nil, &usageError{fmt.Errorf("--pcap %s: %w", path, err)}
+	}
+	psPerCycle := 1e6 / float64(opt.Config.TargetClockMHz)
+	res, err := cosim.RunParserTap(ctx, opt, func(cycle uint64, frame []byte, note string) error {
+		return w.Write(pcapout.Frame{PS: uint64(float64(cycle) * psPerCycle), Data: frame, Note: note})
+	})
+	if cerr := w.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("--pcap %s: %w", path, cerr)
+	}
+	return res, err
 }
 
 // progressBar returns a progress callback drawing on stderr when it is a terminal.
