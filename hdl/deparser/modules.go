@@ -146,11 +146,15 @@ const (
 func hex8(v int) string { return fmt.Sprintf("8'h%02x", v&0xff) }
 
 // beBytes are the byte slices of an n-bit register, most significant first (network order).
-func beBytes(reg string, n int) []string {
+func beBytes(reg string, n int) []string { return beBytesFrom(reg, n-1, n) }
+
+// beBytesFrom are the byte slices of the n bits of reg whose top bit is hi, most significant
+// first.
+func beBytesFrom(reg string, hi, n int) []string {
 	out := make([]string, n/8)
 	for i := range out {
-		hi := n - 1 - 8*i
-		out[i] = fmt.Sprintf("%s[%d:%d]", reg, hi, hi-7)
+		top := hi - 8*i
+		out[i] = fmt.Sprintf("%s[%d:%d]", reg, top, top-7)
 	}
 	return out
 }
@@ -189,8 +193,9 @@ func (u *Unit) layoutBytes(vlan, v6 bool, body int) ([]string, error) {
 		add(hex8(4<<wire.IPv4IHLBits|wire.IPv4IHL), "{e_dscp, e_ecn}", "e_ip4_len[15:8]", "e_ip4_len[7:0]",
 			"e_ip_id[15:8]", "e_ip_id[7:0]", "{1'b0, e_ip_df, 6'd0}", "8'h00", "e_ttl", hex8(wire.IPProtocolUDP),
 			"e_csum[15:8]", "e_csum[7:0]")
-		add(beBytes("e_ip_src[127:96]", 32)...)
-		add(beBytes("e_ip_dst[127:96]", 32)...)
+		// The IPv4 address is the first four bytes of the 16-byte field (wire's Src[:4]).
+		add(beBytesFrom("e_ip_src", wire.IPv6AddrBits-1, wire.IPv4AddrBits)...)
+		add(beBytesFrom("e_ip_dst", wire.IPv6AddrBits-1, wire.IPv4AddrBits)...)
 	} else {
 		add("{4'h6, e_dscp[5:2]}", "{e_dscp[1:0], e_ecn, e_flow_label[19:16]}", "e_flow_label[15:8]",
 			"e_flow_label[7:0]", "e_udp_len[15:8]", "e_udp_len[7:0]", hex8(wire.IPProtocolUDP), "e_ttl")
