@@ -1,0 +1,143 @@
+package cosim
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mrgen/mrgen/config"
+	"github.com/mrgen/mrgen/gen"
+	"github.com/mrgen/mrgen/golden/parser"
+	"github.com/mrgen/mrgen/golden/wire"
+	"github.com/mrgen/mrgen/internal/tooltest"
+)
+
+func runDeparserTest(t *testing.T, c config.Config, scenario string, seed uint64, packets int, mutate func([]gen.Source) error, vcd string) *Result {
+	t.Helper()
+	tooltest.Require(t, "verilator", "g++", "make")
+	res, err := RunDeparser(context.Background(), Options{Config: c, Scenario: scenario, Seed: seed, Packets: packets,
+		Mutate: mutate, Stamp: stamp(c), VCD: vcd})
+	require.NoError(t, err)
+	return res
+}
+
+// TestDeparserWidths runs every scenario at every datapath width: every frame byte for byte
+// against wire.Encode, the four opcodes over IPv4/IPv6 with and without a tag, gaps on both
+// inputs and backpressure; the line-rate scenarios require an output beat every cycle after
+// the first and the declared latency for every frame; length-error requires its frames marked
+// and counted.
+func TestDeparserWidths(t *testing.T) {
+	for _, c := range parserConfigs(t) {
+		t.Run(c.Name, func(t *testing.T) {
+			for _, sc := range DeparserScenarios() {
+				t.Run(sc, func(t *testing.T) {
+					res := runDeparserTest(t, c, sc, 5, 600, nil, "")
+					requireClean(t, res)
+					require.Equal(t, 600, res.Compared)
+					for _, op := range wire.AllOpcodes() {
+						require.Positive(t, res.Counts["op_"+op.String()], "no %s frame", op)
+					}
+					require.Positive(t, res.Counts["ipv6"])
+					require.Positive(t, res.Counts["vlan"])
+					require.Less(t, res.Counts["ipv6"], res.Compared)
+					require.Less(t, res.Counts["vlan"], res.Compared)
+					require.Positive(t, res.Counts["payload_packets"])
+					require.Equal(t, res.DeclaredLatency["frame"], res.MinLatency["frame"])
+					switch sc {
+					case "line-rate", "line-rate-small":
+						require.Zero(t, res.Counts["output_idle"], "cycles without an output beat after the first")
+						require.Equal(t, res.DeclaredLatency["frame"], res.MaxLatency["frame"])
+					case "length-error":
+						require.Positive(t, res.Counts["bad_frames"])
+					default:
+						require.Zero(t, res.Counts["bad_frames"])
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestDeparserRoundTrip feeds every frame the RTL emits to golden/parser: each must be accepted
+// unchanged, with the descriptor and payload of the packet it was built from.
+func TestDeparserRoundTrip(t *testing.T) {
+	tooltest.Require(t, "verilator", "g++", "make")
+	for _, c := range parserConfigs(t)[:2] {
+		t.Run(c.Name, func(t *testing.T) {
+			gold, err := parser.New(wire.ParamsFrom(c))
+			require.NoError(t, err)
+			frames := 0
+			res, err := runDeparserWith(context.Background(), Options{Config: c, Scenario: "random", Seed: 9, Packets: 400,
+				Stamp: stamp(c)}, func(f *deparserFrame, got []byte) {
+				desc, payload, reason := gold.Parse(got)
+				require.Equal(t, wire.DropNone, reason, "frame of %s", f)
+				require.Empty(t, cmp.Diff(parser.Describe(f.pkt), desc), "frame of %s", f)
+				require.Equal(t, len(f.pkt.Payload), len(payload))
+				require.Equal(t, f.pkt.Payload, append([]byte(nil), payload...)[:len(f.pkt.Payload):len(f.pkt.Payload)])
+				frames++
+			})
+			require.NoError(t, err)
+			requireClean(t, res)
+			require.Equal(t, 400, frames)
+		})
+	}
+}
+
+// TestDeparserCosimCatchesFaults breaks the RTL on purpose and requires cosim to notice.
+func TestDeparserCosimCatchesFaults(t *testing.T) {
+	faults := []struct {
+		name, from, to, want string
+		vcd                  bool
+	}{
+		{"realignment one lane off",
+			"!data_lanes[lane] ? 8'h00 : low_lanes[lane] ? e_carry[8*lane +: 8] : rot[8*lane +: 8];",
+			"!data_lanes[lane] ? 8'h00 : low_lanes[lane] ? rot[8*lane +: 8] : rot[8*lane +: 8];", "first difference", true},
+		{"ICRC not inverted", "wire [31:0] icrc = c_bad ? crc_raw : ~crc_raw;", "wire [31:0] icrc = crc_raw;", "first difference", false},
+		{"IPv4 checksum not inverted", "e_csum <= ~l_fold2;", "e_csum <= l_fold2;", "first difference", false},
+		{"mismatch not flagged", "o_user <= c_last && c_bad;", "o_user <= 1'b0;", "m_axis_tuser", false},
+	}
+	for _, f := range faults {
+		t.Run(f.name, func(t *testing.T) {
+			mutate := func(srcs []gen.Source) error {
+				for i := range srcs {
+					if srcs[i].Module.Name == "tx_deparser" {
+						require.Contains(t, srcs[i].Template, f.from, "fault anchor missing from the template")
+						srcs[i].Template = strings.Replace(srcs[i].Template, f.from, f.to, 1)
+					}
+				}
+				return nil
+			}
+			vcd := ""
+			if f.vcd {
+				vcd = filepath.Join(t.TempDir(), "mismatch.vcd")
+			}
+			c, err := config.Load(filepath.Join("..", "configs", "matrix", "parser-w128.yaml"))
+			require.NoError(t, err)
+			res := runDeparserTest(t, c, "length-error", 1, 300, mutate, vcd)
+			require.NotNil(t, res.Mismatch, "cosim missed an injected fault")
+			require.Equal(t, 1, res.Mismatches)
+			require.Equal(t, "frame", res.Mismatch.Stream)
+			require.Contains(t, res.Mismatch.Diff, f.want)
+			require.Contains(t, res.Mismatch.Input, "packet ")
+			if vcd == "" {
+				return
+			}
+			require.Equal(t, vcd, res.Mismatch.VCD)
+			body, err := os.ReadFile(vcd)
+			require.NoError(t, err, "VCD around the mismatch")
+			require.Contains(t, string(body), "$enddefinitions")
+		})
+	}
+}
+
+func TestUnknownDeparserScenario(t *testing.T) {
+	_, err := RunDeparser(context.Background(), Options{Config: config.Default(), Scenario: "nope", Packets: 1})
+	require.ErrorContains(t, err, "unknown deparser scenario")
+	_, err = RunDeparser(context.Background(), Options{Config: config.Default(), Scenario: "random", Packets: 0})
+	require.ErrorContains(t, err, "packets must be positive")
+}

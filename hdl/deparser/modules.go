@@ -1,0 +1,450 @@
+package deparser
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/mrgen/mrgen/golden/wire"
+	"github.com/mrgen/mrgen/hdl"
+)
+
+// in and out are hdl.In and hdl.Out, short for the port lists.
+var in, out = hdl.In, hdl.Out
+
+// Field is one field of the header descriptor: the input port s_hdr_<Name>. A field with Reg
+// set is copied into the frame register e_<Name> when the descriptor is taken; the others only
+// steer the per-frame computations.
+type Field struct {
+	Name  string
+	Width int
+	Doc   string
+	Reg   bool
+}
+
+// descriptorFields lists the descriptor: every field of wire.Packet that Encode does not compute.
+func descriptorFields(sackWidth int) []Field {
+	return []Field{
+		{"dst_mac", wire.MACBits, "Ethernet destination MAC, first byte on the wire in bits 47:40", true},
+		{"src_mac", wire.MACBits, "Ethernet source MAC", true},
+		{"vlan", 1, "insert an 802.1Q tag", false},
+		{"vlan_pcp", wire.VLANPCPBits, "tag priority code point", true},
+		{"vlan_dei", wire.VLANDEIBits, "tag drop eligible indicator", true},
+		{"vlan_vid", wire.VLANVIDBits, "tag VLAN identifier", true},
+		{"ipv6", 1, "IPv6 (else IPv4)", false},
+		{"ip_src", wire.IPv6AddrBits, "source address, byte 0 in bits 127:120 (IPv4: bits 127:96, as wire's Src[:4])", true},
+		{"ip_dst", wire.IPv6AddrBits, "destination address, same layout", true},
+		{"dscp", wire.IPv4DSCPBits, "IP DSCP (IPv6 traffic class bits 7..2)", true},
+		{"ecn", wire.IPv4ECNBits, "IP ECN field", true},
+		{"ttl", wire.IPv4TTLBits, "IPv4 TTL or IPv6 hop limit", true},
+		{"flow_label", wire.IPv6FlowLabelBits, "IPv6 flow label (IPv4: unused)", true},
+		{"ip_id", wire.IPv4IDBits, "IPv4 identification (IPv6: unused)", true},
+		{"ip_df", 1, "IPv4 don't-fragment flag (IPv6: unused)", true},
+		{"udp_src_port", wire.UDPPortBits, "UDP source port: the path's ECMP entropy", true},
+		{"udp_checksum", wire.UDPChecksumBits, "UDP checksum, carried verbatim (0: none)", true},
+		{"opcode", wire.OpcodeBits, "BTH opcode: 0x01 WRITE, 0x02 SEND, 0x10 ACK, 0x11 NAK", true},
+		{"flags", wire.FlagsBits, "BTH flags", true},
+		{"conn_id", wire.ConnIDBits, "BTH connection id", true},
+		{"path_id", wire.PathIDBits, "BTH path id", true},
+		{"stream_id", wire.StreamIDBits, "BTH stream id", true},
+		{"psn", wire.PSNBits, "BTH PSN (ACK: cumulative PSN)", true},
+		{"msn", wire.MSNBits, "BTH message sequence number", true},
+		{"timestamp", wire.TimestampBits, "WRITE/SEND: send timestamp", true},
+		{"msg_len", wire.MsgLenBits, "WRITE/SEND: message length", true},
+		{"rkey", wire.RKeyBits, "WRITE: remote key", true},
+		{"va", wire.VABits, "WRITE: virtual address of this packet's first payload byte", true},
+		{"offset", wire.MsgOffsetBits, "SEND: byte offset of the payload in the message", true},
+		{"ts_echo", wire.TimestampEchoBits, "ACK/NAK: timestamp echo", true},
+		{"ecn_echo", wire.ECNEchoBits, "ACK: ECN-echo count", true},
+		{"rate_hint", wire.RateHintBits, "ACK: rate hint", true},
+		{"sack", sackWidth, "ACK: SACK bitmap, bit i = PSN psn+i (wire bit order)", true},
+		{"nak_code", wire.NakCodeBits, "NAK: code", true},
+		{"rnr_delay", wire.RNRDelayBits, "NAK: RNR retry delay", true},
+		{"payload_len", PayloadLenBits, "WRITE/SEND: payload bytes on s_axis (ACK/NAK: ignored, 0)", false},
+	}
+}
+
+// RegFields are the fields copied into frame registers.
+func (u *Unit) RegFields() []Field {
+	var out []Field
+	for _, f := range u.Fields {
+		if f.Reg {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// UnshiftModule removes up to B-1 zero bytes from the end of the CRC's input.
+func (u *Unit) UnshiftModule() *hdl.Module {
+	return &hdl.Module{
+		Name:   "tx_deparser_crc_unshift",
+		Source: Source,
+		Doc: fmt.Sprintf("Runs the CRC-32 register backwards over 0..%d zero bytes: the beat holding the "+
+			"end of the ICRC's input is zero-padded to the beat boundary and this removes the pad, so one "+
+			"%d-bit CRC unit serves every tail length. %d conditional 32x32 XOR maps, step i removing "+
+			"2^i bytes, derived from hdl/crc.Unshift. Combinational.", u.B-1, u.W, u.BW),
+		Ports: []hdl.Port{
+			in("crc_in", 32, "CRC register after the padded beat"),
+			in("zeros", u.BW, "pad bytes to remove"),
+			out("crc_out", 32, "CRC register without the pad"),
+		},
+	}
+}
+
+// DeparserModule is the top.
+func (u *Unit) DeparserModule() *hdl.Module {
+	ports := append(u.Reset.Ports(),
+		in("s_hdr_valid", 1, "descriptor valid: one per frame"),
+		out("s_hdr_ready", 1, "descriptor taken when valid and ready"),
+	)
+	for _, f := range u.Fields {
+		ports = append(ports, in("s_hdr_"+f.Name, f.Width, f.Doc))
+	}
+	ports = append(ports,
+		in("s_axis_tdata", u.W, "payload, first byte in lane 0 (tdata[7:0])"),
+		in("s_axis_tkeep", u.B, "all ones but on a payload's last beat: its first ((len-1) mod B)+1 lanes"),
+		in("s_axis_tvalid", 1, "payload beat valid"),
+		out("s_axis_tready", 1, "payload beat taken when valid and ready"),
+		in("s_axis_tlast", 1, "last beat of one descriptor's payload"),
+		out("m_axis_tdata", u.W, "frame, byte 0 in lane 0"),
+		out("m_axis_tkeep", u.B, "all ones but on a frame's last beat"),
+		out("m_axis_tvalid", 1, "frame beat valid"),
+		in("m_axis_tready", 1, "downstream takes the beat"),
+		out("m_axis_tlast", 1, "last beat of a frame"),
+		out("m_axis_tuser", 1, "on a last beat: the frame's payload length mismatched (ICRC inverted)"),
+		out("err_len_count", CounterWidth, "frames whose payload mismatched the descriptor (wraps)"),
+	)
+	return &hdl.Module{
+		Name:   Top,
+		Source: Source,
+		Doc: fmt.Sprintf("MetaRoCE transmit header builder, %d-bit AXI-Stream: from a header descriptor "+
+			"(s_hdr_*) and the payload (s_axis, WRITE/SEND only) it emits the complete frame on m_axis, "+
+			"byte for byte golden/wire.Encode: Ethernet with an optional 802.1Q tag, IPv4 (with its "+
+			"length and header checksum) or IPv6, UDP to port %d with the UDP length, the BTH, the "+
+			"opcode's extension or ACK/NAK body, the payload realigned behind the header, and the "+
+			"ICRC. One beat per cycle whenever the payload keeps up, with no bubble between frames. "+
+			"The latency is from a descriptor's handshake (no frame in progress) to its first beat.",
+			u.W, u.Cfg.UDPDestPort),
+		Clock: "clk", Reset: u.Reset.Port,
+		Ports:   ports,
+		Latency: Latency,
+		II:      1,
+	}
+}
+
+// Layout numbering: variant v = {vlan, ipv6} (0 untagged IPv4, 1 untagged IPv6, 2 tagged IPv4,
+// 3 tagged IPv6) and body class o (0 WRITE, 1 SEND, 2 ACK, 3 NAK and any other opcode); the
+// frame register e_vo is one-hot in 4*v + o.
+const (
+	bodyWrite = iota
+	bodySend
+	bodyAck
+	bodyNak
+)
+
+// hex8 renders a byte constant.
+func hex8(v int) string { return fmt.Sprintf("8'h%02x", v&0xff) }
+
+// beBytes are the byte slices of an n-bit register, most significant first (network order).
+func beBytes(reg string, n int) []string { return beBytesFrom(reg, n-1, n) }
+
+// beBytesFrom are the byte slices of the n bits of reg whose top bit is hi, most significant
+// first.
+func beBytesFrom(reg string, hi, n int) []string {
+	out := make([]string, n/8)
+	for i := range out {
+		top := hi - 8*i
+		out[i] = fmt.Sprintf("%s[%d:%d]", reg, top, top-7)
+	}
+	return out
+}
+
+// layoutBytes is the header of one layout, byte by byte, as Verilog expressions over the frame
+// registers: exactly the bytes golden/wire.Encode writes before the payload.
+func (u *Unit) layoutBytes(vlan, v6 bool, body int) ([]string, error) {
+	var b []string
+	add := func(x ...string) { b = append(b, x...) }
+	at := func(what string, want int) error {
+		if len(b) != want {
+			return fmt.Errorf("deparser: layout (vlan %v, ipv6 %v, body %d): %s at byte %d, want %d", vlan, v6, body, what, len(b), want)
+		}
+		return nil
+	}
+	add(beBytes("e_dst_mac", wire.MACBits)...)
+	add(beBytes("e_src_mac", wire.MACBits)...)
+	if err := at("EtherType", wire.EthTypeOff); err != nil {
+		return nil, err
+	}
+	l3 := wire.EthHeaderLen
+	if vlan {
+		add(hex8(wire.EtherTypeVLAN>>8), hex8(wire.EtherTypeVLAN),
+			"{e_vlan_pcp, e_vlan_dei, e_vlan_vid[11:8]}", "e_vlan_vid[7:0]")
+		l3 += wire.VLANTagLen
+	}
+	et := wire.EtherTypeIPv4
+	if v6 {
+		et = wire.EtherTypeIPv6
+	}
+	add(hex8(et>>8), hex8(et))
+	if err := at("IP header", l3); err != nil {
+		return nil, err
+	}
+	if !v6 {
+		add(hex8(4<<wire.IPv4IHLBits|wire.IPv4IHL), "{e_dscp, e_ecn}", "e_ip4_len[15:8]", "e_ip4_len[7:0]",
+			"e_ip_id[15:8]", "e_ip_id[7:0]", "{1'b0, e_ip_df, 6'd0}", "8'h00", "e_ttl", hex8(wire.IPProtocolUDP),
+			"e_csum[15:8]", "e_csum[7:0]")
+		// The IPv4 address is the first four bytes of the 16-byte field (wire's Src[:4]).
+		add(beBytesFrom("e_ip_src", wire.IPv6AddrBits-1, wire.IPv4AddrBits)...)
+		add(beBytesFrom("e_ip_dst", wire.IPv6AddrBits-1, wire.IPv4AddrBits)...)
+	} else {
+		add("{4'h6, e_dscp[5:2]}", "{e_dscp[1:0], e_ecn, e_flow_label[19:16]}", "e_flow_label[15:8]",
+			"e_flow_label[7:0]", "e_udp_len[15:8]", "e_udp_len[7:0]", hex8(wire.IPProtocolUDP), "e_ttl")
+		add(beBytes("e_ip_src", 128)...)
+		add(beBytes("e_ip_dst", 128)...)
+	}
+	udp := l3 + wire.IPv4HeaderLen
+	if v6 {
+		udp = l3 + wire.IPv6HeaderLen
+	}
+	if err := at("UDP header", udp); err != nil {
+		return nil, err
+	}
+	add(beBytes("e_udp_src_port", 16)...)
+	add(hex8(int(u.Prm.UDPDestPort)>>8), hex8(int(u.Prm.UDPDestPort)))
+	add("e_udp_len[15:8]", "e_udp_len[7:0]")
+	add(beBytes("e_udp_checksum", 16)...)
+	add("e_opcode", "e_flags")
+	add(beBytes("e_conn_id", 16)...)
+	add("e_path_id", "e_stream_id", hex8(wire.BTHVersion), "8'h00")
+	add(beBytes("e_psn", 32)...)
+	add(beBytes("e_msn", 32)...)
+	bodyAt := udp + wire.UDPHeaderLen + wire.BTHLen
+	if err := at("body", bodyAt); err != nil {
+		return nil, err
+	}
+	switch body {
+	case bodyWrite:
+		add(beBytes("e_timestamp", 32)...)
+		add(beBytes("e_msg_len", 32)...)
+		add(beBytes("e_rkey", 32)...)
+		add(beBytes("e_va", 64)...)
+	case bodySend:
+		add(beBytes("e_timestamp", 32)...)
+		add(beBytes("e_msg_len", 32)...)
+		add(beBytes("e_offset", 32)...)
+	case bodyAck:
+		add(beBytes("e_ts_echo", 32)...)
+		add(beBytes("e_ecn_echo", 16)...)
+		add(beBytes("e_rate_hint", 16)...)
+		// The bitmap is a bit array: byte k holds bits 8k..8k+7, bit 8k in its LSB.
+		for k := 0; k < u.S/8; k++ {
+			add(fmt.Sprintf("e_sack[%d:%d]", 8*k+7, 8*k))
+		}
+	default:
+		add("e_nak_code", "8'h00")
+		add(beBytes("e_rnr_delay", 16)...)
+		add(beBytes("e_ts_echo", 32)...)
+	}
+	if err := at("payload", bodyAt+u.bodyLen(body)); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+func (u *Unit) bodyLen(body int) int {
+	switch body {
+	case bodyWrite:
+		return wire.WriteExtLen
+	case bodySend:
+		return wire.SendExtLen
+	case bodyAck:
+		return u.Prm.AckLen()
+	}
+	return wire.NakLen
+}
+
+// HdrLen is the header length of layout 4*v + o, for the template's table.
+func (u *Unit) HdrLen(vo int) int {
+	v, o := vo/4, vo%4
+	l := wire.EthHeaderLen + wire.UDPHeaderLen + wire.BTHLen + u.bodyLen(o)
+	if v&2 != 0 {
+		l += wire.VLANTagLen
+	}
+	if v&1 != 0 {
+		return l + wire.IPv6HeaderLen
+	}
+	return l + wire.IPv4HeaderLen
+}
+
+// BodyLenOf is the body length of class o, for the template.
+func (u *Unit) BodyLenOf(o int) int { return u.bodyLen(o) }
+
+// HdrChoice is one source of a header byte: the layouts (mask over e_vo) that take it.
+type HdrChoice struct {
+	Mask uint16
+	Expr string
+}
+
+// HdrByte is one byte of the header vector: its position and its sources. The last choice is
+// the default (it also covers the layouts whose header ends before the byte).
+type HdrByte struct {
+	Pos     int
+	Hi, Lo  int
+	Choices []HdrChoice
+}
+
+// HeaderBytes builds the header vector's multiplexers: for every byte position, the distinct
+// expressions the sixteen layouts put there.
+func (u *Unit) HeaderBytes() ([]HdrByte, error) {
+	var layouts [16][]string
+	for vo := 0; vo < 16; vo++ {
+		b, err := u.layoutBytes(vo&8 != 0, vo&4 != 0, vo%4)
+		if err != nil {
+			return nil, err
+		}
+		if len(b) != u.HdrLen(vo) {
+			return nil, fmt.Errorf("deparser: layout %d: %d bytes, want %d", vo, len(b), u.HdrLen(vo))
+		}
+		layouts[vo] = b
+	}
+	var out []HdrByte
+	for p := 0; p < u.HdrBeats*u.B; p++ {
+		hb := HdrByte{Pos: p, Hi: 8*p + 7, Lo: 8 * p}
+		for vo := 0; vo < 16; vo++ {
+			if p >= len(layouts[vo]) {
+				continue
+			}
+			e := layouts[vo][p]
+			found := false
+			for i := range hb.Choices {
+				if hb.Choices[i].Expr == e {
+					hb.Choices[i].Mask |= 1 << vo
+					found = true
+				}
+			}
+			if !found {
+				hb.Choices = append(hb.Choices, HdrChoice{Mask: 1 << vo, Expr: e})
+			}
+		}
+		if len(hb.Choices) == 0 {
+			hb.Choices = []HdrChoice{{Expr: "8'h00"}}
+		}
+		out = append(out, hb)
+	}
+	return out, nil
+}
+
+// HeaderLines renders the header vector's assignments.
+func (u *Unit) HeaderLines() ([]string, error) {
+	bytes, err := u.HeaderBytes()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, hb := range bytes {
+		lhs := fmt.Sprintf("  assign hb[%d:%d] =", hb.Hi, hb.Lo)
+		if len(hb.Choices) == 1 {
+			out = append(out, fmt.Sprintf("%s %s;  // byte %d", lhs, hb.Choices[0].Expr, hb.Pos))
+			continue
+		}
+		lines := []string{fmt.Sprintf("%s  // byte %d", lhs, hb.Pos)}
+		for i, c := range hb.Choices {
+			if i == len(hb.Choices)-1 {
+				lines = append(lines, fmt.Sprintf("      %s;", c.Expr))
+				break
+			}
+			lines = append(lines, fmt.Sprintf("      |(e_vo & 16'h%04x) ? %s :", c.Mask, c.Expr))
+		}
+		out = append(out, strings.Join(lines, "\n"))
+	}
+	return out, nil
+}
+
+// variant is one Ethernet/IP stack: {vlan, ipv6}.
+type variant struct{ vlan, v6 bool }
+
+func (v variant) l3() int {
+	if v.vlan {
+		return wire.EthHeaderLen + wire.VLANTagLen
+	}
+	return wire.EthHeaderLen
+}
+
+func (v variant) udp() int {
+	if v.v6 {
+		return v.l3() + wire.IPv6HeaderLen
+	}
+	return v.l3() + wire.IPv4HeaderLen
+}
+
+var variants = []variant{{false, false}, {false, true}, {true, false}, {true, true}}
+
+// CrcLane is one early byte lane of the ICRC input whose value differs from the frame byte in
+// some variant.
+type CrcLane struct {
+	Lane   int
+	Pos    int
+	Hi, Lo int
+	Ops    [4]string // per variant: the Verilog value of the lane
+}
+
+// CrcEarly returns, for each beat that holds bytes before the end of the longest Ethernet+IP+UDP
+// stack, the lanes whose ICRC input differs from the frame byte: bytes before the IP header are
+// zeroed; the variant fields (IPv4 TOS, TTL, checksum; IPv6 traffic class, flow label, hop
+// limit; the UDP checksum) are set to ones (docs/wire-format.md section 11).
+func (u *Unit) CrcEarly() [][]CrcLane {
+	var beats [][]CrcLane
+	for k := 0; k < u.EarlyBeats; k++ {
+		var lanes []CrcLane
+		for j := 0; j < u.B; j++ {
+			p := k*u.B + j
+			l := CrcLane{Lane: j, Pos: p, Hi: 8*j + 7, Lo: 8 * j}
+			raw := fmt.Sprintf("a_data[%d:%d]", l.Hi, l.Lo)
+			allRaw := true
+			for vi, v := range variants {
+				op := raw
+				rel, urel := p-v.l3(), p-v.udp()
+				switch {
+				case rel < 0:
+					op = "8'h00"
+				case urel == wire.UDPChecksumOff || urel == wire.UDPChecksumOff+1:
+					op = "8'hff"
+				case !v.v6 && (rel == wire.IPv4TOSOff || rel == wire.IPv4TTLOff ||
+					rel == wire.IPv4ChecksumOff || rel == wire.IPv4ChecksumOff+1):
+					op = "8'hff"
+				case v.v6 && rel == wire.IPv6VerTCFlowOff:
+					op = raw + " | 8'h0f"
+				case v.v6 && (rel == 1 || rel == 2 || rel == 3 || rel == wire.IPv6HopLimitOff):
+					op = "8'hff"
+				}
+				l.Ops[vi] = op
+				allRaw = allRaw && op == raw
+			}
+			if !allRaw {
+				lanes = append(lanes, l)
+			}
+		}
+		beats = append(beats, lanes)
+	}
+	return beats
+}
+
+// Hex32 renders a 32-bit constant for the template.
+func (u *Unit) Hex32(v uint32) string { return fmt.Sprintf("32'h%08x", v) }
+
+// Byte constants of the wire format, for the template.
+func (u *Unit) OpWrite() string  { return hex8(int(wire.OpWrite)) }
+func (u *Unit) OpSend() string   { return hex8(int(wire.OpSend)) }
+func (u *Unit) OpAck() string    { return hex8(int(wire.OpAck)) }
+func (u *Unit) VerIHL() string   { return hex8(4<<wire.IPv4IHLBits | wire.IPv4IHL) }
+func (u *Unit) ProtoUDP() string { return hex8(wire.IPProtocolUDP) }
+
+// FixedUDPLen is the part of the UDP length that does not depend on the body or the payload:
+// the UDP header, the BTH and the ICRC.
+func (u *Unit) FixedUDPLen() int { return wire.UDPHeaderLen + wire.BTHLen + wire.ICRCLen }
+
+// IPv4HeaderLen is the IPv4 header length, for the template.
+func (u *Unit) IPv4HeaderLen() int { return wire.IPv4HeaderLen }
+
+// PayloadLatencyT is PayloadLatency, for the template.
+func (u *Unit) PayloadLatencyT() int { return PayloadLatency }
