@@ -102,6 +102,8 @@ type NIC struct {
 	workPos int
 	timerOn bool
 	ack     *acker.Acker // the receive side's ACK scheduler
+	tap     Tap          // closed-loop co-simulation (nil: none)
+	setup   []SetupOp    // the placement setup done at construction
 	ackWake fabric.Time  // its timer is scheduled for this time (0: none)
 	wakeAt  fabric.Time  // a fill is scheduled for this time (0: none)
 	linkMb  float64
@@ -132,11 +134,15 @@ func newNIC(nw *Network, h int) (*NIC, error) {
 			return nil, err
 		}
 		cn.rkeyAt = rkey
+		nic.setup = append(nic.setup, SetupOp{Register: true, Conn: i, Addr: writeBase + uint64(i)*nw.areaSize(),
+			Len: nw.areaSize(), Access: placement.AccessRemoteWrite, RKey: rkey})
 		for s := 0; s < c.StreamsPerConnection; s++ {
 			for k := 0; k < c.PostedReceivesPerStream; k++ {
-				if err := nic.pl.PostReceive(i, s, nw.slotAddr(sendBase, i, s, uint32(k)), uint32(nw.slot)); err != nil {
+				addr := nw.slotAddr(sendBase, i, s, uint32(k))
+				if err := nic.pl.PostReceive(i, s, addr, uint32(nw.slot)); err != nil {
 					return nil, err
 				}
+				nic.setup = append(nic.setup, SetupOp{Conn: i, Stream: s, Addr: addr, Len: nw.slot})
 			}
 		}
 		nic.conns = append(nic.conns, cn)

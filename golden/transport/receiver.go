@@ -36,6 +36,9 @@ func (nic *NIC) onData(p *fabric.Packet, fr *frame) {
 				nic.nw.CorruptDMA(nic.host, pr.DMA)
 			}
 			nic.mem.Apply(pr.DMA)
+			if nic.tap != nil {
+				nic.tap.DMA(nic.now(), pr.DMA)
+			}
 			nic.nw.ledger.Placed(fr.msgID, len(pr.DMA.Data))
 		}
 		for _, cp := range pr.Completions {
@@ -107,11 +110,17 @@ func (nic *NIC) complete(cn *conn, cp placement.Completion) {
 	delete(cn.rxMsg, key)
 	if cp.Status != 0 {
 		nic.cnt["completions_failed"]++
+		if nic.tap != nil {
+			nic.tap.Completion(nic.now(), cn.idx, cp, 0)
+		}
 		return
 	}
 	addr := cp.Buf.Addr
 	if cp.Op == wire.OpWrite {
 		addr = nic.nw.slotAddr(writeBase, cn.idx, int(cp.Stream), cp.MSN)
+	}
+	if nic.tap != nil {
+		nic.tap.Completion(nic.now(), cn.idx, cp, addr)
 	}
 	data := nic.mem.Read(addr, int(cp.MsgLen))
 	if err := nic.nw.ledger.Delivered(nic.now(), id, data); err != nil {
@@ -119,9 +128,15 @@ func (nic *NIC) complete(cn *conn, cp placement.Completion) {
 	}
 	nic.cnt["completions"]++
 	nic.mem.Free(addr, nic.nw.slot)
+	if nic.tap != nil {
+		nic.tap.Freed(nic.now(), addr, nic.nw.slot)
+	}
 	next := cp.MSN + uint32(nic.nw.plPrm.Depth)
-	if err := nic.pl.PostReceive(cn.idx, int(cp.Stream), nic.nw.slotAddr(sendBase, cn.idx, int(cp.Stream), next), uint32(nic.nw.slot)); err != nil {
+	addr = nic.nw.slotAddr(sendBase, cn.idx, int(cp.Stream), next)
+	if err := nic.pl.PostReceive(cn.idx, int(cp.Stream), addr, uint32(nic.nw.slot)); err != nil {
 		nic.cnt["repost_failed"]++
+	} else if nic.tap != nil {
+		nic.tap.Op(nic.now(), SetupOp{Conn: cn.idx, Stream: int(cp.Stream), Addr: addr, Len: nic.nw.slot})
 	}
 }
 
@@ -158,7 +173,12 @@ func (nic *NIC) sendNak(p *fabric.Packet, data *wire.Packet, code wire.NakCode, 
 // follows the path's route in reverse when ECMP is symmetric).
 func (nic *NIC) sendCtrl(p *fabric.Packet, w *wire.Packet) {
 	k := p.Plane
-	nic.ctrlQ[k] = append(nic.ctrlQ[k], &fabric.Packet{Dst: p.Src, SrcPort: p.SrcPort, DstPort: p.DstPort, Proto: 17,
-		Bytes: nic.frameBytes(w), Payload: &frame{w: w}})
+	cp := &fabric.Packet{Src: nic.host, Dst: p.Src, SrcPort: p.SrcPort, DstPort: p.DstPort, Proto: 17, Plane: k,
+		Bytes: nic.frameBytes(w), Payload: &frame{w: w}}
+	if nic.tap != nil {
+		nic.tap.Control(nic.now(), cp, w)
+		return
+	}
+	nic.ctrlQ[k] = append(nic.ctrlQ[k], cp)
 	nic.nw.net.Kick(nic.host, k)
 }

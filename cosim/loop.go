@@ -1,0 +1,318 @@
+// The closed loop: the generated receive pipeline (nic_rx) takes host 0's place in the golden
+// transport on golden/fabric, with host 0's golden NIC running beside it as a shadow.
+
+package cosim
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mrgen/mrgen/golden/fabric"
+	"github.com/mrgen/mrgen/golden/placement"
+	"github.com/mrgen/mrgen/golden/traffic"
+	"github.com/mrgen/mrgen/golden/transport"
+	"github.com/mrgen/mrgen/golden/wire"
+	"github.com/mrgen/mrgen/pipeline"
+	"github.com/mrgen/mrgen/verilator"
+)
+
+// loopKnobs shape a closed-loop scenario. Every peer of host 0 sends to it.
+type loopKnobs struct {
+	Outstanding    int     // messages each peer keeps in flight toward host 0
+	MinMsg, MaxMsg uint32  // message sizes, uniform
+	Loss           float64 // random loss on every link
+	Corrupt        float64 // a frame toward host 0 has one byte flipped (the ICRC drops it)
+	Duplicate      float64 // a frame toward host 0 arrives twice
+	Jitter         fabric.Time
+	HostReady      float64 // the host interfaces (payload, verdicts, DMA, completions) are ready
+}
+
+var loopScenarios = map[string]loopKnobs{
+	"clean": {Outstanding: 2, MinMsg: 1, MaxMsg: 12_000, HostReady: 1},
+	"loss":  {Outstanding: 2, MinMsg: 1, MaxMsg: 12_000, Loss: 0.01, HostReady: 1},
+	"chaos": {Outstanding: 3, MinMsg: 1, MaxMsg: 16_000, Loss: 0.10, Corrupt: 0.01, Duplicate: 0.02,
+		Jitter: 300 * fabric.Nanosecond, HostReady: 0.6},
+}
+
+// LoopScenarios lists the closed-loop scenario names, sorted.
+func LoopScenarios() []string {
+	out := make([]string, 0, len(loopScenarios))
+	for n := range loopScenarios {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Host 0 is the device under test.
+const dut = 0
+
+type pairItem struct {
+	at   int64  // ns
+	what string // rendered, for the report
+	key  any    // compared with cmp.Diff
+}
+
+// pair compares two streams of items in order: golden's and the RTL's.
+type pair struct {
+	name       string
+	gold, rtl  fifo[pairItem]
+	n          int
+	firstDiff  *Mismatch
+	onMismatch func(stream string, n int, input, diff string)
+}
+
+func (p *pair) push(side *fifo[pairItem], it pairItem) {
+	side.push(it)
+	for p.gold.len() > 0 && p.rtl.len() > 0 {
+		g, r := p.gold.pop(), p.rtl.pop()
+		if d := cmp.Diff(g.key, r.key); d != "" || g.at != r.at {
+			if d == "" {
+				d = fmt.Sprintf("golden at %d ns, RTL at %d ns", g.at, r.at)
+			}
+			p.onMismatch(p.name, p.n, g.what, d)
+		}
+		p.n++
+	}
+}
+
+type ctlFrame struct {
+	Port  int
+	Bytes []byte
+}
+
+type cplKey struct {
+	Conn, Stream, Op, Status int
+	MSN, MsgLen, Bytes       uint32
+	BufAddr                  uint64
+	BufLen, RKey             uint32
+	Data                     []byte // the message's bytes in host memory (nil for a failed one)
+}
+
+type dmaKey struct {
+	Addr uint64
+	Data []byte
+}
+
+// loopHarness runs nic_rx as host 0.
+type loopHarness struct {
+	ctx       context.Context
+	opt       Options
+	k         loopKnobs
+	rng       *rand.Rand
+	m         *verilator.Model
+	pt        *rxPorts
+	watch     cycleWatch
+	in, out   []uint32
+	nb        int // datapath bytes
+	cycle     uint64
+	res       *Result
+	mm        *Mismatch
+	sim       *fabric.Sim
+	net       *fabric.Network
+	tn        *transport.Network
+	gold      *transport.NIC
+	prm       wire.Params
+	frames    []beat // beats waiting for s_axis
+	framePos  int
+	ctlOps    []transport.SetupOp
+	ctlWait   []transport.SetupOp // issued, response pending
+	outBuf    []byte
+	pay       map[uint64][]byte
+	payDone   map[uint64]bool
+	payCur    []byte
+	rtlMem    *placement.HostMemory
+	frees     map[uint64]uint64    // completion address -> bytes to free after the RTL's completion
+	cplAddr   map[[3]uint64]uint64 // {conn, stream, msn} -> where golden found the message
+	reposts   map[[2]int][]transport.SetupOp
+	asyncLow  bool
+	err       error // from inside a fabric callback
+	watchOver bool  // a trace rerun has written its window
+	ctl       pair
+	dma       pair
+	cpl       pair
+	drops     pair
+	outQ      [][]*fabric.Packet
+	wakeAt    fabric.Time
+	nowNS     uint64
+	traceAt   int64
+}
+
+// RunLoop runs a closed-loop scenario: Packets frames reach host 0's RTL.
+func RunLoop(ctx context.Context, opt Options) (*Result, error) {
+	k, ok := loopScenarios[opt.Scenario]
+	if !ok {
+		return nil, fmt.Errorf("unknown closed-loop scenario %q; scenarios: %s", opt.Scenario, strings.Join(LoopScenarios(), ", "))
+	}
+	var rx *pipeline.Rx
+	return runLockstep(opt, func(trace bool) (*verilator.Library, error) {
+		r, err := pipeline.NewRx(opt.Config)
+		if err != nil {
+			return nil, err
+		}
+		rx = r
+		d, err := r.Design(opt.Stamp, opt.Mutate)
+		if err != nil {
+			return nil, err
+		}
+		return BuildModel(ctx, opt, d, r.Module(), trace)
+	}, func(lib *verilator.Library, traceAt int64) (*Result, *Mismatch, error) {
+		return runLoop(ctx, lib, rx, k, opt, traceAt)
+	})
+}
+
+func runLoop(ctx context.Context, lib *verilator.Library, rx *pipeline.Rx, k loopKnobs, opt Options, traceAt int64) (*Result, *Mismatch, error) {
+	m, err := lib.New()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer m.Close()
+	pt, err := bindRxPorts(lib.Layout(), rx.Reset.Port)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cosim: nic_rx ports: %w", err)
+	}
+	c := opt.Config
+	h := &loopHarness{ctx: ctx, opt: opt, k: k, rng: rand.New(rand.NewPCG(opt.Seed, 0x100b)), m: m, pt: pt,
+		in: make([]uint32, lib.Layout().InWords()), out: make([]uint32, lib.Layout().OutWords()), nb: c.DatapathWidth / 8,
+		pay: map[uint64][]byte{}, payDone: map[uint64]bool{}, rtlMem: placement.NewHostMemory(), frees: map[uint64]uint64{},
+		cplAddr: map[[3]uint64]uint64{}, reposts: map[[2]int][]transport.SetupOp{}, traceAt: traceAt, asyncLow: rx.Reset.AsyncLow,
+		res: &Result{Block: "nic", Scenario: opt.Scenario, Seed: opt.Seed, ConfigHash: c.Hash(), Drops: map[string]int{},
+			Counts: map[string]int{}, DeclaredLatency: map[string]int{}, MinLatency: map[string]int{}, MaxLatency: map[string]int{}}}
+	h.watch = cycleWatch{ctx: ctx, m: m, opt: opt, traceAt: traceAt}
+	for _, p := range []*pair{&h.ctl, &h.dma, &h.cpl, &h.drops} {
+		p.onMismatch = h.mismatch
+	}
+	h.ctl.name, h.dma.name, h.cpl.name, h.drops.name = "control frames", "DMA writes", "completions", "drops"
+
+	// The fabric: host 0 and one peer per connection, two leaves and four spines (sprayed
+	// packets take routes of different delay, so they arrive out of order).
+	hosts := c.Connections + 1
+	topo := fabric.DefaultTopology()
+	topo.Hosts, topo.HostsPerLeaf, topo.Spines, topo.Planes = hosts, (hosts+1)/2, 4, 1
+	topo.HostLinkGbps, topo.FabricLinkGbps = float64(c.RateHint.LinkGbps), float64(c.RateHint.LinkGbps)
+	topo.Jitter, topo.SpineDelaySkew, topo.Seed = k.Jitter, 40*fabric.Nanosecond, opt.Seed
+	h.sim = fabric.NewSim()
+	if h.net, err = fabric.Build(h.sim, topo); err != nil {
+		return nil, nil, err
+	}
+	h.net.SetLinkLoss(k.Loss)
+	ledger := traffic.NewLedger()
+	if h.tn, err = transport.New(h.net, ledger, transport.ConfigFor(c)); err != nil {
+		return nil, nil, err
+	}
+	h.prm = h.tn.WireParams()
+	h.gold = h.tn.NIC(dut)
+	h.outQ = make([][]*fabric.Packet, h.net.Planes())
+	h.net.Attach(dut, (*loopEndpoint)(h))
+
+	// Reset, wait for the table clears, program the peer table and replay the host's setup.
+	if err := h.reset(); err != nil {
+		return nil, nil, err
+	}
+	h.tn.SetTap(dut, (*loopTap)(h))
+	if err := h.settle(); err != nil || h.mm != nil {
+		return h.res, h.mm, err
+	}
+
+	// Traffic: every peer keeps Outstanding messages in flight toward host 0 until Packets
+	// frames have reached it; then the run drains until every message is delivered.
+	peers := hosts - 1
+	posted := make([][]*traffic.Message, hosts)
+	op := 0
+	var post func()
+	post = func() {
+		if h.mm != nil || h.res.Packets >= opt.Packets {
+			return
+		}
+		now := h.sim.Now()
+		for src := 1; src <= peers; src++ {
+			live := posted[src][:0]
+			for _, msg := range posted[src] {
+				if msg.Sent == 0 {
+					live = append(live, msg)
+				}
+			}
+			posted[src] = live
+			for len(posted[src]) < k.Outstanding {
+				o := wire.OpWrite
+				if op%2 == 1 {
+					o = wire.OpSend
+				}
+				op++
+				n := k.MinMsg + uint32(h.rng.IntN(int(k.MaxMsg-k.MinMsg+1)))
+				msg := ledger.Post(now, src, dut, h.rng.IntN(c.StreamsPerConnection), o, min(n, h.tn.MaxMessage()))
+				posted[src] = append(posted[src], msg)
+				h.tn.Hosts()[src].Submit(now, msg)
+			}
+		}
+		h.sim.After(2*fabric.Microsecond, post)
+	}
+	h.sim.At(0, post)
+	for step := 0; h.mm == nil && h.res.Packets < opt.Packets; step++ {
+		h.sim.Run(h.sim.Now() + 20*fabric.Microsecond)
+		if err := h.failed(); err != nil {
+			return nil, nil, err
+		}
+		if step > 1_000_000 {
+			return nil, nil, fmt.Errorf("cosim: closed loop made no progress (%d frames)", h.res.Packets)
+		}
+	}
+	for d := 0; h.mm == nil && ledger.Totals.ReceiverCompleted < ledger.Totals.Messages && d < 2000; d++ {
+		h.sim.Run(h.sim.Now() + 50*fabric.Microsecond)
+		if err := h.failed(); err != nil {
+			return nil, nil, err
+		}
+	}
+	if h.mm != nil || h.watchOver {
+		return h.res, h.mm, nil
+	}
+	return h.finish(ledger)
+}
+
+// errors from inside fabric callbacks are kept and returned by failed.
+func (h *loopHarness) failed() error { return h.err }
+
+func (h *loopHarness) mismatch(stream string, n int, input, diff string) {
+	if h.mm == nil {
+		h.mm = &Mismatch{Stream: stream, Transaction: n, Cycle: h.cycle, Input: fmt.Sprintf("at %d ns: %s", h.nowNS, input), Diff: diff}
+	}
+}
+
+// finish checks that both sides ended in the same place.
+func (h *loopHarness) finish(ledger *traffic.Ledger) (*Result, *Mismatch, error) {
+	for _, p := range []*pair{&h.ctl, &h.dma, &h.cpl, &h.drops} {
+		if p.gold.len() != 0 || p.rtl.len() != 0 {
+			h.mismatch(p.name, p.n, "end of run", fmt.Sprintf("golden has %d more, RTL %d more", p.gold.len(), p.rtl.len()))
+			return h.res, h.mm, nil
+		}
+		h.res.Compared += p.n
+	}
+	if d := h.gold.Memory().Diff(h.rtlMem); d != "" {
+		h.mismatch("host memory", 0, "end of run", d)
+		return h.res, h.mm, nil
+	}
+	t := ledger.Totals
+	if t.VerifyFailures != 0 || t.ReceiverCompleted != t.Messages {
+		return nil, nil, fmt.Errorf("cosim: closed loop: %d of %d messages delivered, %d failed verification", t.ReceiverCompleted, t.Messages, t.VerifyFailures)
+	}
+	h.res.Counts["messages_verified"] = int(t.ReceiverCompleted)
+	h.res.Counts["bytes_verified"] = int(t.BytesDelivered)
+	h.res.Counts["control_frames"] = h.ctl.n
+	h.res.Counts["dma_writes"] = h.dma.n
+	h.res.Counts["completions"] = h.cpl.n
+	h.res.Counts["acks"] = int(h.pt.cntAcks.Get(h.out))
+	h.res.Counts["naks"] = int(h.pt.cntNaks.Get(h.out))
+	h.res.Counts["sim_us"] = int(h.sim.Now() / fabric.Microsecond)
+	st := h.net.Stats()
+	h.res.Counts["fabric_loss_drops"] = int(st.LossDrops)
+	if sec := h.sim.Now().Seconds(); sec > 0 {
+		h.res.Counts["goodput_mbps"] = int(float64(t.BytesDelivered*8) / sec / 1e6)
+	}
+	h.res.RTLCycles = h.cycle
+	return h.res, nil, nil
+}
