@@ -85,6 +85,7 @@ func (t *loopTap) Control(now fabric.Time, p *fabric.Packet, w *wire.Packet) {
 
 func (t *loopTap) DMA(now fabric.Time, d *placement.DMAWrite) {
 	h := (*loopHarness)(t)
+	dbgf("gold dma addr %#x len %d", d.Addr, len(d.Data))
 	h.dma.push(&h.dma.gold, pairItem{at: now.NS(), what: fmt.Sprintf("write of %d bytes at %#x", len(d.Data), d.Addr),
 		key: dmaKey{Addr: d.Addr, Data: append([]byte(nil), d.Data...)}})
 }
@@ -258,7 +259,11 @@ func (h *loopHarness) step() error {
 	ready := func() uint64 { return b2u(h.k.HostReady >= 1 || h.rng.Float64() < h.k.HostReady) }
 	pt.payReady.Set(in, ready())
 	pt.pvdReady.Set(in, ready())
-	pt.cplReady.Set(in, ready())
+	// The host's DMA engine keeps writes in order: a completion is taken only when no DMA
+	// command is waiting (so a message's bytes are in memory before its completion).
+	// (placement may offer both in one cycle: the completion waits until it has been offered
+	// for a cycle with no command beside it).
+	pt.cplReady.Set(in, b2u(ready() == 1 && h.pt.cplValid.Get(h.out) == 1 && h.pt.dmaValid.Get(h.out) == 0))
 	pt.mCtlReady.Set(in, 1)
 	pt.outReady.Set(in, 1)
 	pt.ackinReady.Set(in, 1)
@@ -293,12 +298,14 @@ func (h *loopHarness) step() error {
 		h.payCur = appendBeat(h.payCur, pt.payData.GetWords(out), pt.payKeep.Get(out), h.nb)
 		if pt.payLast.Get(out) == 1 {
 			tag := pt.payTag.Get(out)
+			dbgf("%d pay tag %d len %d", h.cycle, tag, len(h.payCur))
 			h.pay[tag], h.payDone[tag] = h.payCur, true
 			h.payCur = nil
 		}
 	}
 	if pt.pvdValid.Get(out) == 1 && pt.pvdReady.Get(in) == 1 && pt.pvdPlaced.Get(out) == 0 {
 		tag := pt.pvdTag.Get(out)
+		dbgf("%d discard tag %d", h.cycle, tag)
 		delete(h.pay, tag)
 		delete(h.payDone, tag)
 	}
@@ -308,6 +315,7 @@ func (h *loopHarness) step() error {
 		delete(h.pay, tag)
 		delete(h.payDone, tag)
 		h.rtlMem.Apply(d)
+		dbgf("%d rtl dma tag %d len %d addr %#x have %d", h.cycle, tag, n, d.Addr, len(d.Data))
 		h.dma.push(&h.dma.rtl, pairItem{at: now, key: dmaKey{Addr: d.Addr, Data: d.Data}})
 	}
 	if pt.cplValid.Get(out) == 1 && pt.cplReady.Get(in) == 1 {
@@ -325,6 +333,7 @@ func (h *loopHarness) step() error {
 				delete(h.frees, addr)
 			}
 		}
+		dbgf("%d rtl cpl %+v", h.cycle, k)
 		h.cpl.push(&h.cpl.rtl, pairItem{at: now, key: k})
 		if id := [2]int{k.Conn, k.Stream}; k.Status == 0 && len(h.reposts[id]) > 0 {
 			h.ctlOps = append(h.ctlOps, h.reposts[id][0])
@@ -366,3 +375,5 @@ func (h *loopHarness) sendFrame(port int, f []byte) {
 	h.outQ[port] = append(h.outQ[port], p)
 	h.net.Kick(dut, port)
 }
+
+var dbgf = func(string, ...any) {}
