@@ -253,6 +253,9 @@ func runPlacement(ctx context.Context, lib *verilator.Library, u *hdlpl.Unit, k 
 		}
 		ready := func() bool { return k.OutReady >= 1 || rng.Float64() < k.OutReady }
 		resReady, dmaReady, cplReady, ctlReady := ready(), ready(), ready(), ready()
+		if k.CplReady > 0 {
+			cplReady = k.CplReady >= 1 || rng.Float64() < k.CplReady
+		}
 		pt.resReady.Set(in, b2u(resReady))
 		pt.dmaReady.Set(in, b2u(dmaReady))
 		pt.cplReady.Set(in, b2u(cplReady))
