@@ -8,9 +8,16 @@
 // the event counters at the end, and the two memory images byte for byte.
 //
 // Result.Counts keys: control_ops (control operations taken), dma_commands, dma_bytes,
-// completions, walker_cycles (completions released behind another, one clock each),
-// messages (messages the source started), memory_pages (4 KiB pages of the image written),
-// desc_wait_cycles (cycles a descriptor was offered and not taken).
+// completions, walker_cycles (completions released behind another: the walker emits them while
+// the input runs), messages (messages the source started), memory_pages (4 KiB pages of the
+// image written), desc_wait_cycles (cycles a descriptor was offered and not taken),
+// desc_ready_low (cycles out of reset with s_desc_ready low) split by its first cause:
+// desc_low_clear (post-reset clear), desc_low_ctl (a control operation was taken),
+// desc_low_backpressure (a verdict, DMA or control output held by its ready) and
+// desc_low_cpl_hold (none of those: in_q waits for the walker, which only a stream with more than
+// D completions pending causes); cpl_backpressure (cycles m_cpl was valid and not ready);
+// msn_wraps (completions of MSN 0 after a stream's MSN was set), tag_wraps (registrations whose
+// tag wrapped to 1).
 
 package cosim
 
@@ -54,13 +61,13 @@ type plPorts struct {
 	descValid, descReady, descOp, descConn, descStream, descMSN   verilator.Field
 	descMsgLen, descRKey, descVA, descOffset, descLen, descTag    verilator.Field
 	ctlValid, ctlReady, ctlOp, ctlConn, ctlStream, ctlAddr        verilator.Field
-	ctlLen, ctlAccess, ctlRKey                                    verilator.Field
+	ctlLen, ctlAccess, ctlRKey, ctlMSN                            verilator.Field
 	resValid, resReady, resDrop, resNak, resRNR, resTag           verilator.Field
 	dmaValid, dmaReady, dmaAddr, dmaLen, dmaTag                   verilator.Field
 	cplValid, cplReady, cplConn, cplStream, cplMSN, cplOp, cplLen verilator.Field
 	cplBytes, cplStatus, cplBufAddr, cplBufLen, cplRKey           verilator.Field
 	octlValid, octlReady, octlStatus, octlRKey                    verilator.Field
-	cntDrop, cntBytes, cntCompleted, cntFailed                    verilator.Field
+	cntDrop, cntBytes, cntCompleted, cntFailed, busy              verilator.Field
 }
 
 func bindPlPorts(lay *verilator.Layout, resetPort string) (*plPorts, error) {
@@ -73,6 +80,7 @@ func bindPlPorts(lay *verilator.Layout, resetPort string) (*plPorts, error) {
 	p.descVA, p.descOffset, p.descLen, p.descTag = in("s_desc_va"), in("s_desc_offset"), in("s_desc_len"), in("s_desc_tag")
 	p.ctlValid, p.ctlReady, p.ctlOp, p.ctlConn = in("s_ctl_valid"), out("s_ctl_ready"), in("s_ctl_op"), in("s_ctl_conn")
 	p.ctlStream, p.ctlAddr, p.ctlLen, p.ctlAccess, p.ctlRKey = in("s_ctl_stream"), in("s_ctl_addr"), in("s_ctl_len"), in("s_ctl_access"), in("s_ctl_rkey")
+	p.ctlMSN = in("s_ctl_msn")
 	p.resValid, p.resReady, p.resDrop, p.resNak = out("m_res_valid"), in("m_res_ready"), out("m_res_drop"), out("m_res_nak")
 	p.resRNR, p.resTag = out("m_res_rnr_delay"), out("m_res_tag")
 	p.dmaValid, p.dmaReady, p.dmaAddr, p.dmaLen, p.dmaTag = out("m_dma_valid"), in("m_dma_ready"), out("m_dma_addr"), out("m_dma_len"), out("m_dma_tag")
@@ -81,6 +89,7 @@ func bindPlPorts(lay *verilator.Layout, resetPort string) (*plPorts, error) {
 	p.cplStatus, p.cplBufAddr, p.cplBufLen, p.cplRKey = out("m_cpl_status"), out("m_cpl_buf_addr"), out("m_cpl_buf_len"), out("m_cpl_rkey")
 	p.octlValid, p.octlReady, p.octlStatus, p.octlRKey = out("m_ctl_valid"), in("m_ctl_ready"), out("m_ctl_status"), out("m_ctl_rkey")
 	p.cntDrop, p.cntBytes, p.cntCompleted, p.cntFailed = out("cnt_drop"), out("cnt_bytes"), out("cnt_completed"), out("cnt_failed")
+	p.busy = out("busy")
 	return &p, b.err
 }
 
@@ -218,6 +227,7 @@ func runPlacement(ctx context.Context, lib *verilator.Library, u *hdlpl.Unit, k 
 			pt.ctlLen.Set(in, cop.length)
 			pt.ctlAccess.Set(in, uint64(cop.access))
 			pt.ctlRKey.Set(in, uint64(cop.rkey))
+			pt.ctlMSN.Set(in, uint64(cop.msn))
 		} else {
 			pt.ctlValid.Set(in, 0)
 		}
@@ -243,6 +253,9 @@ func runPlacement(ctx context.Context, lib *verilator.Library, u *hdlpl.Unit, k 
 		}
 		ready := func() bool { return k.OutReady >= 1 || rng.Float64() < k.OutReady }
 		resReady, dmaReady, cplReady, ctlReady := ready(), ready(), ready(), ready()
+		if k.CplReady > 0 {
+			cplReady = k.CplReady >= 1 || rng.Float64() < k.CplReady
+		}
 		pt.resReady.Set(in, b2u(resReady))
 		pt.dmaReady.Set(in, b2u(dmaReady))
 		pt.cplReady.Set(in, b2u(cplReady))
@@ -332,6 +345,25 @@ func runPlacement(ctx context.Context, lib *verilator.Library, u *hdlpl.Unit, k 
 			lastProgress = now
 		}
 
+		// Why s_desc_ready is low in this cycle (the first cause that applies).
+		if pt.descReady.Get(outb) == 0 {
+			res.Counts["desc_ready_low"]++
+			blocked := func(v verilator.Field, ready bool) bool { return v.Get(outb) == 1 && !ready }
+			switch {
+			case pt.busy.Get(outb) == 1:
+				res.Counts["desc_low_clear"]++
+			case ctlOffered && pt.ctlReady.Get(outb) == 1:
+				res.Counts["desc_low_ctl"]++
+			case blocked(pt.resValid, resReady) || blocked(pt.dmaValid, dmaReady) || blocked(pt.octlValid, ctlReady):
+				res.Counts["desc_low_backpressure"]++
+			default:
+				res.Counts["desc_low_cpl_hold"]++
+			}
+		}
+		if pt.cplValid.Get(outb) == 1 && !cplReady {
+			res.Counts["cpl_backpressure"]++
+		}
+
 		// Handshakes on the inputs (at most one: control operations take priority).
 		if ctlOffered && pt.ctlReady.Get(outb) == 1 {
 			tr.popCtl()
@@ -364,6 +396,9 @@ func runPlacement(ctx context.Context, lib *verilator.Library, u *hdlpl.Unit, k 
 	}
 	res.RTLCycles = cycle
 	res.Counts["walker_cycles"] = tr.walks
+	res.Counts["msn_wraps"] = tr.msnWraps
+	res.Counts["tag_wraps"] = tr.tagWraps
+	res.Counts["msn_sets"] = tr.msnSets
 	res.Counts["messages"] = tr.msgs
 	if opt.Progress != nil {
 		opt.Progress(res.Packets, opt.Packets)
@@ -412,6 +447,10 @@ func (op plCtl) String() string {
 		return fmt.Sprintf("deregister rkey 0x%08x", op.rkey)
 	case hdlpl.CtlPost:
 		return fmt.Sprintf("post conn %d stream %d addr 0x%x len %d", op.conn, op.stream, op.addr, op.length)
+	case hdlpl.CtlSetMSN:
+		return fmt.Sprintf("set msn conn %d stream %d msn %d", op.conn, op.stream, op.msn)
+	case hdlpl.CtlRestoreGen:
+		return fmt.Sprintf("restore generation rkey 0x%08x", op.rkey)
 	}
 	return fmt.Sprintf("control op %d", op.op)
 }

@@ -21,7 +21,12 @@ type plKnobs struct {
 	Streams    int     // active streams (0: all)
 	InValid    float64 // an input is offered in a given cycle
 	OutReady   float64 // an output is ready in a given cycle
+	CplReady   float64 // m_cpl is ready in a given cycle (0: OutReady)
 	ResetEvery int     // cycles between resets in the middle of traffic (0: never)
+	MSNWrap    int     // > 0: after each reset every active stream's MSN is set to 2^32 − 1..MSNWrap
+	Resequence float64 // an idle stream's MSN is set again (2^32 − 1..MSNWrap) when planning a post
+	GenWrap    int     // > 0: after each reset every region entry's generation is restored to
+	// 2^TagBits − 1..GenWrap, so that registrations wrap the rkey tag
 }
 
 // plScenarios are the named scenarios of `mrgen cosim --block placement`. "random" mixes every
@@ -38,6 +43,15 @@ var plScenarios = map[string]plKnobs{
 	"long-messages":    {Reorder: 16, MaxPackets: 64, Dup: 0.01, InValid: 1, OutReady: 1},
 	"backpressure":     {Reorder: 8, Dup: 0.02, Violation: 0.02, PostLag: 0.3, MaxPackets: 3, InValid: 0.6, OutReady: 0.5},
 	"reset":            {Reorder: 8, Dup: 0.02, Violation: 0.02, PostLag: 0.3, MaxPackets: 3, InValid: 0.95, OutReady: 0.9, ResetEvery: 5_000},
+	// The wraps: MSNs across 2^32 (set near it after every reset and again on idle streams, with
+	// reordering, duplicates and stale packets around the wrap) and rkey tags across 2^TagBits
+	// (generations restored near it, regions churned so that they are registered many times).
+	"msn-wrap": {Reorder: 16, Dup: 0.03, Violation: 0.02, PostLag: 0.3, Ahead: 1, MaxPackets: 4, InValid: 0.95,
+		OutReady: 0.7, ResetEvery: 40_000, MSNWrap: 300, Resequence: 0.02},
+	// m_cpl alone is slow: the walker falls behind and in_q waits for it (cpl_hold).
+	"cpl-backpressure": {Reorder: 16, Dup: 0.02, MaxPackets: 2, InValid: 1, OutReady: 1, CplReady: 0.15},
+	"tag-wrap": {Reorder: 8, Dup: 0.02, Violation: 0.1, Churn: 0.05, MaxPackets: 3, InValid: 1, OutReady: 1,
+		ResetEvery: 100_000, GenWrap: 4},
 }
 
 // PlacementScenarios lists the scenario names, sorted.

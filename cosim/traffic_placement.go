@@ -25,6 +25,7 @@ type plCtl struct {
 	length uint64
 	access uint8
 	rkey   uint32
+	msn    uint32 // set MSN
 	// bookkeeping of the traffic source: which of its regions a registration is
 	role int
 }
@@ -52,6 +53,8 @@ type plStream struct {
 	next         uint32 // next MSN to send
 	pendingPosts int    // posts queued but not yet taken by the engine
 	posts        int    // receives posted so far (buffer address plan)
+	based        bool   // its MSN was set near the 2^32 wrap (a completion of MSN 0 is a wrap)
+	resequencing bool   // a set-MSN is queued: start no message until the engine takes it
 }
 
 // plRetry is a packet refused with receiver_not_ready, resent at cycle `due` (the RNR delay).
@@ -76,20 +79,22 @@ type plConn struct {
 // refused with receiver_not_ready is resent later, and rkeys are learned from the registrations
 // golden answers.
 type plTraffic struct {
-	k       plKnobs
-	p       placement.Params
-	rng     *rand.Rand
-	gold    *placement.Engine
-	streams []plStream
-	active  []int
-	conns   []plConn
-	pool    []plDesc // packets in flight, delivered in random order within the reorder window
-	rnr     []plRetry
-	now     uint64 // the driver's cycle
-	ctlQ    []plCtl
-	tag     uint32
-	msgs    int
-	walks   int // completions released behind another (walker cycles in the RTL)
+	k                           plKnobs
+	p                           placement.Params
+	rng                         *rand.Rand
+	gold                        *placement.Engine
+	streams                     []plStream
+	active                      []int
+	conns                       []plConn
+	pool                        []plDesc // packets in flight, delivered in random order within the reorder window
+	rnr                         []plRetry
+	now                         uint64 // the driver's cycle
+	ctlQ                        []plCtl
+	tag                         uint32
+	msgs                        int
+	walks                       int      // completions released behind another (walker cycles in the RTL)
+	gens                        []uint32 // the generation of each region entry as golden holds it
+	msnWraps, tagWraps, msnSets int
 }
 
 func newPlTraffic(p placement.Params, k plKnobs, seed uint64) *plTraffic {
@@ -112,13 +117,56 @@ func (t *plTraffic) setup() {
 		}
 	}
 	t.conns = make([]plConn, t.p.Conns)
+	t.gens = make([]uint32, t.p.Regions)
 	t.pool, t.ctlQ, t.rnr = nil, nil, nil
+	// Generations restored just below the tag wrap, so that registrations wrap it.
+	if t.k.GenWrap > 0 {
+		last := uint32(1)<<t.p.TagBits - 1
+		for i := range t.p.Regions {
+			t.ctlQ = append(t.ctlQ, plCtl{op: hdlpl.CtlRestoreGen, rkey: t.p.RKey(i, last-uint32(t.rng.IntN(t.k.GenWrap)))})
+		}
+	}
 	for c := range t.p.Conns {
 		t.ctlQ = append(t.ctlQ, t.registerOp(c, roleWrite))
 		if t.p.Regions >= 2*t.p.Conns {
 			t.ctlQ = append(t.ctlQ, t.registerOp(c, roleRead))
 		}
 	}
+	// MSNs set just below the 2^32 wrap, so that every active stream crosses it.
+	if t.k.MSNWrap > 0 {
+		for _, i := range t.active {
+			t.ctlQ = append(t.ctlQ, t.setMSNOp(&t.streams[i]))
+		}
+	}
+}
+
+// setMSNOp queues a set-MSN of stream s just below the wrap; s starts no message until the
+// engine takes it.
+func (t *plTraffic) setMSNOp(s *plStream) plCtl {
+	s.resequencing = true
+	return plCtl{op: hdlpl.CtlSetMSN, conn: uint16(s.conn), stream: uint8(s.stream),
+		msn: -uint32(1 + t.rng.IntN(t.k.MSNWrap))}
+}
+
+// idle reports whether stream s has nothing in flight: every message it started released, no
+// receive posted or queued, no packet of it waiting for delivery or a resend.
+func (t *plTraffic) idle(s *plStream) bool {
+	st := t.gold.Stream(s.conn, s.stream)
+	if s.resequencing || s.pendingPosts > 0 || st.Posted > 0 || s.next != st.CompMSN {
+		return false
+	}
+	mine := func(d placement.Desc) bool { return int(d.Conn) == s.conn && int(d.Stream) == s.stream }
+	for _, d := range t.pool {
+		if mine(d.d) {
+			return false
+		}
+	}
+	for _, r := range t.rnr {
+		if mine(r.d.d) {
+			return false
+		}
+	}
+	return true
 }
 
 func (t *plTraffic) registerOp(c, role int) plCtl {
@@ -151,6 +199,12 @@ func (t *plTraffic) popCtl() { t.ctlQ = t.ctlQ[1:] }
 // now and then deregisters a connection's writable region and registers it again, so messages
 // in flight meet a stale rkey.
 func (t *plTraffic) planCtl() {
+	if t.chance(t.k.Resequence) {
+		if s := &t.streams[t.active[t.rng.IntN(len(t.active))]]; t.idle(s) {
+			t.ctlQ = append(t.ctlQ, t.setMSNOp(s))
+			return
+		}
+	}
 	if t.chance(t.k.Churn) {
 		c := t.rng.IntN(t.p.Conns)
 		if t.conns[c].writeOK {
@@ -219,6 +273,8 @@ func ctlStatus(err error) int {
 		return hdlpl.CtlBadBuffer
 	case errors.Is(err, placement.ErrBadStream):
 		return hdlpl.CtlBadStream
+	case errors.Is(err, placement.ErrBusy):
+		return hdlpl.CtlBusy
 	}
 	return -1
 }
@@ -233,6 +289,11 @@ func (t *plTraffic) acceptCtl(op plCtl) plCtlOut {
 		out.Status = ctlStatus(err)
 		if err == nil {
 			out.RKey = rkey
+			i, tag := t.p.SplitRKey(rkey)
+			if tag < t.gens[i] {
+				t.tagWraps++
+			}
+			t.gens[i] = tag
 			switch op.role {
 			case roleWrite:
 				t.conns[op.conn].write, t.conns[op.conn].writeOK = rkey, true
@@ -242,6 +303,22 @@ func (t *plTraffic) acceptCtl(op plCtl) plCtlOut {
 		}
 	case hdlpl.CtlDeregister:
 		out.Status = ctlStatus(t.gold.DeregisterRegion(op.rkey))
+	case hdlpl.CtlRestoreGen:
+		err := t.gold.RestoreGeneration(op.rkey)
+		out.Status = ctlStatus(err)
+		if err == nil {
+			i, tag := t.p.SplitRKey(op.rkey)
+			t.gens[i] = tag
+		}
+	case hdlpl.CtlSetMSN:
+		err := t.gold.SetStreamMSN(int(op.conn), int(op.stream), op.msn)
+		out.Status = ctlStatus(err)
+		s := &t.streams[int(op.conn)*t.p.Streams+int(op.stream)]
+		s.resequencing = false
+		if err == nil {
+			s.next, s.based = op.msn, true
+			t.msnSets++
+		}
 	case hdlpl.CtlPost:
 		out.Status = ctlStatus(t.gold.PostReceive(int(op.conn), int(op.stream), op.addr, uint32(op.length)))
 		if int(op.conn) < t.p.Conns && int(op.stream) < t.p.Streams {
@@ -310,6 +387,11 @@ func (t *plTraffic) acceptDesc(d plDesc) placement.Result {
 	if n := len(r.Completions); n > 1 {
 		t.walks += n - 1
 	}
+	for _, c := range r.Completions {
+		if c.MSN == 0 && t.streams[int(c.Conn)*t.p.Streams+int(c.Stream)].based {
+			t.msnWraps++
+		}
+	}
 	return r
 }
 
@@ -339,7 +421,7 @@ func (t *plTraffic) produce() bool {
 	for j := range t.active {
 		s := &t.streams[t.active[(start+j)%len(t.active)]]
 		st := t.gold.Stream(s.conn, s.stream)
-		if s.next-st.CompMSN >= uint32(t.p.Depth+t.k.Ahead) {
+		if s.resequencing || s.next-st.CompMSN >= uint32(t.p.Depth+t.k.Ahead) {
 			continue
 		}
 		t.message(s)

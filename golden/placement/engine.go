@@ -100,6 +100,38 @@ func (e *Engine) DeregisterRegion(rkey uint32) error {
 	return nil
 }
 
+// SetStreamMSN starts the message sequence of (conn, stream) at msn: its next completion is
+// message msn. The stream must have no receive posted (ErrBusy otherwise). A host sets it when
+// it (re)establishes a connection, for example after a reset, which starts every stream at 0.
+func (e *Engine) SetStreamMSN(conn, stream int, msn uint32) error {
+	if conn < 0 || conn >= e.p.Conns || stream < 0 || stream >= e.p.Streams {
+		return ErrBadStream
+	}
+	st := &e.streams[conn*e.p.Streams+stream]
+	if st.Posted != 0 {
+		return ErrBusy
+	}
+	st.CompMSN, st.Head = msn, int(msn%uint32(e.p.Depth))
+	return nil
+}
+
+// RestoreGeneration sets the generation of the unregistered region entry rkey's index names to
+// rkey's tag, so the entry's next registration issues the tag after it. A host that restarts the
+// engine (a reset clears every generation) restores the last rkey it issued per entry, so that
+// rkeys handed out before the reset are not issued again. ErrNoSuchRegion: no such entry;
+// ErrBusy: the entry is registered.
+func (e *Engine) RestoreGeneration(rkey uint32) error {
+	i, tag := e.p.SplitRKey(rkey)
+	if i >= e.p.Regions {
+		return ErrNoSuchRegion
+	}
+	if e.regions[i].Valid {
+		return ErrBusy
+	}
+	e.regions[i].Gen = tag
+	return nil
+}
+
 // PostReceive appends a receive buffer to the queue of (conn, stream). It is the buffer of
 // message CompMSN + Posted (before the call). addr+length must not wrap 2^64.
 func (e *Engine) PostReceive(conn, stream int, addr uint64, length uint32) error {

@@ -237,4 +237,5 @@ var (
 	ErrQueueFull       = errors.New("placement: posted-receive queue full")
 	ErrBadBuffer       = errors.New("placement: invalid receive buffer")
 	ErrBadStream       = errors.New("placement: connection or stream out of range")
+	ErrBusy            = errors.New("placement: stream has receives posted, or region is registered")
 )

@@ -158,3 +158,76 @@ func TestDescFromPacket(t *testing.T) {
 	_, err = DescFromPacket(&wire.Packet{BTH: wire.BTH{Opcode: wire.OpAck}, Ack: &wire.Ack{}})
 	require.Error(t, err)
 }
+
+func TestSetStreamMSN(t *testing.T) {
+	p := testParams(t, nil)
+	for _, tc := range []struct {
+		name         string
+		conn, stream int
+		posted       int
+		msn          uint32
+		err          error
+		want         StreamState
+	}{
+		{"idle stream", 1, 2, 0, math.MaxUint32 - 2, nil, StreamState{CompMSN: math.MaxUint32 - 2, Head: 5}},
+		{"zero", 0, 0, 0, 0, nil, StreamState{}},
+		{"receive posted", 1, 2, 1, 7, ErrBusy, StreamState{Posted: 1}},
+		{"connection out of range", 4, 0, 0, 7, ErrBadStream, StreamState{}},
+		{"stream out of range", 0, 4, 0, 7, ErrBadStream, StreamState{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := New(p)
+			for range tc.posted {
+				require.NoError(t, e.PostReceive(tc.conn, tc.stream, 0x1000, 16))
+			}
+			require.ErrorIs(t, e.SetStreamMSN(tc.conn, tc.stream, tc.msn), tc.err)
+			if tc.conn < p.Conns && tc.stream < p.Streams {
+				require.Empty(t, cmp.Diff(tc.want, e.Stream(tc.conn, tc.stream)))
+			}
+		})
+	}
+	// The next message after the set MSN completes, across the 2^32 wrap.
+	e := New(p)
+	require.NoError(t, e.SetStreamMSN(0, 1, math.MaxUint32))
+	for i := range 2 {
+		require.NoError(t, e.PostReceive(0, 1, uint64(i)<<12, 16))
+	}
+	require.Equal(t, DropReceiverNotReady, e.Place(send(0, 1, 1, 16, 0, 16)).Drop)
+	require.Empty(t, e.Place(send(0, 1, 0, 16, 0, 16)).Completions)
+	r := e.Place(send(0, 1, math.MaxUint32, 16, 0, 16))
+	require.Len(t, r.Completions, 2)
+	require.Equal(t, []uint32{math.MaxUint32, 0}, []uint32{r.Completions[0].MSN, r.Completions[1].MSN})
+	require.Equal(t, DropStaleMessage, e.Place(send(0, 1, math.MaxUint32, 16, 0, 16)).Drop)
+}
+
+func TestRestoreGeneration(t *testing.T) {
+	p := testParams(t, func(c *config.Config) { c.MemoryRegions = 3 })
+	require.Equal(t, 2, p.IndexBits)
+	last := uint32(1)<<p.TagBits - 1
+	for _, tc := range []struct {
+		name     string
+		rkey     uint32
+		err      error
+		nextRKey uint32 // the rkey the next registration issues
+	}{
+		{"near the wrap", p.RKey(0, last-1), nil, p.RKey(0, last)},
+		{"last tag: the next wraps past 0", p.RKey(0, last), nil, p.RKey(0, 1)},
+		{"tag 0", p.RKey(0, 0), nil, p.RKey(0, 1)},
+		{"registered entry", p.RKey(1, 9), ErrBusy, p.RKey(0, 2)},
+		{"no such entry", p.RKey(3, 9), ErrNoSuchRegion, p.RKey(0, 2)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := New(p)
+			_, err := e.RegisterRegion(0, 0x1000, 16, AccessRemoteWrite) // entry 0
+			require.NoError(t, err)
+			_, err = e.RegisterRegion(0, 0x2000, 16, AccessRemoteWrite) // entry 1
+			require.NoError(t, err)
+			require.NoError(t, e.DeregisterRegion(p.RKey(0, 1)))
+			require.ErrorIs(t, e.RestoreGeneration(tc.rkey), tc.err)
+			k, err := e.RegisterRegion(0, 0x3000, 16, AccessRemoteWrite)
+			require.NoError(t, err)
+			require.Equal(t, tc.nextRKey, k)
+			require.Equal(t, uint32(1), e.Region(1).Gen, "entry 1 keeps its generation")
+		})
+	}
+}

@@ -17,11 +17,17 @@
 //   - One read-modify-write stage; the entry written in the previous cycle is forwarded (a
 //     one-entry last-write register per table, compared by index), so back-to-back packets of
 //     one message run at II=1.
-//   - Completions: the packet that completes the head message releases it in the same stage.
-//     When the slots behind it were already done (messages completed out of order), a walker
-//     releases them one per clock through the slot table's read port while the input holds;
-//     nothing else moves meanwhile, so the release is exact, and each table has one read and one
-//     write port (one block RAM per 16 bits of width on iCE40).
+//   - Completions: a message that completes or fails writes its record into a completion table
+//     indexed by (stream, MSN mod 2D). The packet that completes the head message releases it
+//     and the run of done messages behind it in the same stage (a find-first-zero over the
+//     stream's done vector, kept relative to the head) and queues one release event; a walker
+//     reads the records through the completion table's own read port, one per clock, while the
+//     input keeps running. A descriptor waits only when its stream has more than D completions
+//     not yet handed to m_cpl (m_cpl backpressure), so no record is overwritten before it is read.
+//     Every table has one read and one write port (one block RAM per 16 bits of width on iCE40).
+//   - Two control operations make the sequence-number and generation wraps reachable, and are
+//     what a host needs after a reset: set a stream's MSN, and restore a region entry's
+//     generation.
 package placement
 
 import (
@@ -34,6 +40,7 @@ import (
 	goldenpl "github.com/mrgen/mrgen/golden/placement"
 	"github.com/mrgen/mrgen/golden/wire"
 	"github.com/mrgen/mrgen/hdl"
+	"github.com/mrgen/mrgen/hdl/firstset"
 )
 
 //go:embed *.v.tmpl
@@ -50,6 +57,8 @@ const (
 	CtlRegister   = 0 // register a memory region: conn, addr (base), len, access
 	CtlDeregister = 1 // deregister the region rkey names
 	CtlPost       = 2 // post a receive on (conn, stream): addr, len[31:0]
+	CtlSetMSN     = 3 // start the message sequence of (conn, stream) at msn: no receive posted
+	CtlRestoreGen = 4 // set the generation of the unregistered entry rkey names to its tag
 )
 
 // Control statuses (m_ctl_status).
@@ -61,6 +70,8 @@ const (
 	CtlQueueFull   = 4 // golden ErrQueueFull
 	CtlBadBuffer   = 5 // golden ErrBadBuffer
 	CtlBadStream   = 6 // golden ErrBadStream
+	CtlBusy        = 7 // golden ErrBusy
+	CtlUnknownOp   = 15
 )
 
 // Limits of the hardware description beyond the configuration's own ranges.
@@ -82,6 +93,9 @@ type Unit struct {
 	D, LgD         int // posted receives per stream (power of two) and log2
 	SlotDepth      int // 2^SIW × D (slot index {stream index, MSN mod D})
 	SlotIW         int // slot-table index width: SIW + LgD
+	CplIW          int // completion-table and event-FIFO index width: SIW + LgD + 1
+	DoneW          int // done vector (relative to the head): D − 1
+	PendW          int // completions of a stream not yet handed out, 0..2D
 	PostedW        int // width of Posted (0..D)
 	R              int // memory_regions
 	RIW            int // region index width (rkey index bits)
@@ -96,6 +110,7 @@ type Unit struct {
 	ClearW         int
 
 	StreamEntryW, SlotEntryW, RegionEntryW int
+	CplEntryW, EventW                      int
 	Latency                                int
 }
 
@@ -146,6 +161,9 @@ func New(c config.Config) (*Unit, error) {
 	u.SlotDepth = (1 << u.SIW) * u.D
 	u.SlotIW = u.SIW + u.LgD
 	u.PostedW = u.LgD + 1
+	u.CplIW = u.SIW + u.LgD + 1
+	u.DoneW = u.D - 1
+	u.PendW = u.LgD + 2
 	u.RegionDepth = 1 << u.RIW
 	u.ConnW = max(1, clog2(u.Conns))
 	u.LgMTU = clog2(u.MTU)
@@ -153,14 +171,18 @@ func New(c config.Config) (*Unit, error) {
 	u.MaxMsgLen = u.B * u.MTU
 	u.ClearDepth = max(1<<u.SIW, u.RegionDepth)
 	u.ClearW = clog2(u.ClearDepth)
-	// stream entry: {done[D-1:0], posted[PostedW-1:0], comp_msn[31:0]}
-	u.StreamEntryW = u.D + u.PostedW + 32
+	// stream entry: {done[D-2:0], posted[PostedW-1:0], comp_msn[31:0]}
+	u.StreamEntryW = u.DoneW + u.PostedW + 32
 	// slot entry: {bits[B-1:0], nak[2:0], bytes[31:0], residue[LgMTU-1:0], rkey[31:0],
 	//              msg_len[31:0], op_send, state[1:0], buf_len[31:0], buf_addr[63:0]}
 	u.SlotEntryW = u.B + 3 + 32 + u.LgMTU + 32 + 32 + 1 + 2 + 32 + 64
 	// region entry: {gen[TagW-1:0], conn[ConnW-1:0], access[1:0], last[63:0], base[63:0]}
 	// (last = base + length - 1, the region's last byte)
 	u.RegionEntryW = u.TagW + u.ConnW + 2 + 64 + 64
+	// completion record: {rkey, buf_len, buf_addr, status[2:0], bytes, msg_len, op_send, msn}
+	u.CplEntryW = 32 + 32 + 64 + 3 + 32 + 32 + 1 + 32
+	// release event: {stream, conn, count − 1, first index (msn mod 2D), stream index}
+	u.EventW = u.SW + u.ConnW + u.LgD + (u.LgD + 1) + u.SIW
 	u.Reset = hdl.ResetFor(c.ResetStyle)
 	u.Latency = 2
 	return u, nil
@@ -182,7 +204,18 @@ func (u *Unit) Sources() ([]gen.Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("placement: template engine.v.tmpl: %w", err)
 	}
-	return []gen.Source{{Module: u.Module(), Template: string(text), Data: u}}, nil
+	fs, err := u.firstSet()
+	if err != nil {
+		return nil, fmt.Errorf("placement: %w", err)
+	}
+	return []gen.Source{fs, {Module: u.Module(), Template: string(text), Data: u}}, nil
+}
+
+// firstSet is the D-bit find-first-set tree (hdl/firstset) that measures the run of done
+// messages behind a released head.
+func (u *Unit) firstSet() (gen.Source, error) {
+	return firstset.Source("placement_first_set", u.D, "Used on the inverted done vector of a "+
+		"stream (with a sentinel one on top): the number of done messages right behind the head.")
 }
 
 // in and out are hdl.In and hdl.Out, short for the port lists.
@@ -200,7 +233,7 @@ func (u *Unit) Module() *hdl.Module {
 	ports := append(u.Reset.Ports(),
 		// Descriptor of an accepted data packet.
 		in("s_desc_valid", 1, "a data-packet descriptor is offered"),
-		out("s_desc_ready", 1, "taken when valid and ready; low during the clear and the walker"),
+		out("s_desc_ready", 1, "taken when valid and ready (see docs/placement.md for when it is low)"),
 		in("s_desc_op", wire.OpcodeBits, "BTH opcode (0x01 WRITE, 0x02 SEND)"),
 		in("s_desc_conn", wire.ConnIDBits, "connection id"),
 		in("s_desc_stream", wire.StreamIDBits, "stream id"),
@@ -214,13 +247,14 @@ func (u *Unit) Module() *hdl.Module {
 		// Host control port.
 		in("s_ctl_valid", 1, "a control operation is offered (priority over descriptors)"),
 		out("s_ctl_ready", 1, "taken when valid and ready"),
-		in("s_ctl_op", 2, "0 register region, 1 deregister region, 2 post receive"),
+		in("s_ctl_op", 3, "0 register, 1 deregister, 2 post receive, 3 set stream MSN, 4 restore generation"),
 		in("s_ctl_conn", wire.ConnIDBits, "register: owner; post: connection"),
 		in("s_ctl_stream", wire.StreamIDBits, "post: stream"),
 		in("s_ctl_addr", 64, "register: base; post: buffer address"),
 		in("s_ctl_len", 64, "register: length; post: buffer length (bits 31:0)"),
 		in("s_ctl_access", 8, "register: access rights (bit 0 remote write, bit 1 remote read)"),
-		in("s_ctl_rkey", wire.RKeyBits, "deregister: rkey"),
+		in("s_ctl_rkey", wire.RKeyBits, "deregister: rkey; restore generation: index and generation"),
+		in("s_ctl_msn", wire.MSNBits, "set stream MSN: the MSN of the stream's next message"),
 		// Per-descriptor result.
 		out("m_res_valid", 1, "the verdict on one descriptor"),
 		in("m_res_ready", 1, "downstream takes the verdict"),
@@ -250,7 +284,7 @@ func (u *Unit) Module() *hdl.Module {
 		// Control responses.
 		out("m_ctl_valid", 1, "the response to one control operation"),
 		in("m_ctl_ready", 1, "the host takes the response"),
-		out("m_ctl_status", 3, "0 ok, 1 table full, 2 bad region, 3 no such region, 4 queue full, 5 bad buffer, 6 bad stream"),
+		out("m_ctl_status", 4, "0 ok, 1 full, 2 bad region, 3 no region, 4 queue full, 5 bad buffer, 6 bad stream, 7 busy"),
 		out("m_ctl_rkey", 32, "register: the new region's rkey"),
 		out("busy", 1, "the post-reset table clear is running"),
 		out("cnt_drop", int(goldenpl.NumDropReasons)*32, "per drop reason r, bits 32r+31:32r: descriptors (r=0: placed; wraps)"),
@@ -275,6 +309,9 @@ func (u *Unit) Module() *hdl.Module {
 			{Name: "slot_ram", Depth: u.SlotDepth, Width: u.SlotEntryW,
 				Doc: "receive and message tracker"},
 			{Name: "region_ram", Depth: u.RegionDepth, Width: u.RegionEntryW, Doc: "{gen, conn, access, last byte, base}"},
+			{Name: "cpl_ram", Depth: 1 << u.CplIW, Width: u.CplEntryW,
+				Doc: "completion records at {stream index, msn mod 2D}"},
+			{Name: "event_ram", Depth: 1 << u.CplIW, Width: u.EventW, Doc: "release-event FIFO"},
 		},
 		Latency: u.Latency,
 		II:      1,

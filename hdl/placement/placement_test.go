@@ -58,7 +58,11 @@ func TestDescription(t *testing.T) {
 	require.Equal(t, 28, u.TagW)
 	require.Equal(t, 12, u.LgMTU)
 	require.Equal(t, 64, u.B)
-	require.Equal(t, 8+4+32, u.StreamEntryW)
+	require.Equal(t, 7+4+32, u.StreamEntryW)
+	require.Equal(t, 8, u.CplIW, "completion table: 16 streams x 2D")
+	require.Equal(t, 228, u.CplEntryW)
+	require.Equal(t, 2+2+3+4+4, u.EventW)
+	require.Equal(t, 5, u.PendW)
 	require.Equal(t, 64+3+32+12+32+32+1+2+32+64, u.SlotEntryW)
 	require.Equal(t, 28+2+2+128, u.RegionEntryW)
 	m := u.Module()
@@ -66,6 +70,15 @@ func TestDescription(t *testing.T) {
 	p, ok := m.Port("cnt_drop")
 	require.True(t, ok)
 	require.Equal(t, 15*32, p.Width)
+	p, ok = m.Port("s_ctl_op")
+	require.True(t, ok)
+	require.Equal(t, 3, p.Width)
+	p, ok = m.Port("m_ctl_status")
+	require.True(t, ok)
+	require.Equal(t, 4, p.Width)
+	srcs, err := u.Sources()
+	require.NoError(t, err)
+	require.Equal(t, []string{"placement_first_set", "placement_engine"}, []string{srcs[0].Module.Name, srcs[1].Module.Name})
 
 	for _, tc := range []struct {
 		name   string
