@@ -38,6 +38,12 @@ type Options struct {
 	Log io.Writer
 	// Progress, when set, is called about every 2^16 cycles with packets done.
 	Progress func(done, total int)
+	// Loss, when LossSet, replaces a closed-loop scenario's random link loss.
+	Loss    float64
+	LossSet bool
+	// Pcap, when not empty, is where the closed loop writes the last frames in and out of the
+	// device under test when it stops on a mismatch.
+	Pcap string
 }
 
 // Result is the JSON contract of `mrgen cosim` (DESIGN.md).
@@ -73,6 +79,7 @@ type Mismatch struct {
 	Input       string `json:"input"` // the operation that produced the output
 	Diff        string `json:"diff"`  // cmp.Diff(golden, rtl)
 	VCD         string `json:"vcd,omitempty"`
+	Pcap        string `json:"pcap,omitempty"` // closed loop: the traffic before the mismatch
 }
 
 func (m *Mismatch) Error() string {

@@ -18,6 +18,7 @@ import (
 	"github.com/mrgen/mrgen/golden/traffic"
 	"github.com/mrgen/mrgen/golden/transport"
 	"github.com/mrgen/mrgen/golden/wire"
+	"github.com/mrgen/mrgen/internal/pcapout"
 	"github.com/mrgen/mrgen/pipeline"
 	"github.com/mrgen/mrgen/verilator"
 )
@@ -157,7 +158,8 @@ type loopHarness struct {
 	reposts   map[[2]int][]transport.SetupOp
 	asyncLow  bool
 	err       error // from inside a fabric callback
-	watchOver bool  // a trace rerun has written its window
+	frameLog  []loggedFrame
+	watchOver bool // a trace rerun has written its window
 	ctl       pair
 	dma       pair
 	cpl       pair
@@ -173,6 +175,12 @@ func RunLoop(ctx context.Context, opt Options) (*Result, error) {
 	k, ok := loopScenarios[opt.Scenario]
 	if !ok {
 		return nil, fmt.Errorf("unknown closed-loop scenario %q; scenarios: %s", opt.Scenario, strings.Join(LoopScenarios(), ", "))
+	}
+	if opt.LossSet {
+		if opt.Loss < 0 || opt.Loss > 0.5 {
+			return nil, fmt.Errorf("cosim: loss %g outside 0..0.5", opt.Loss)
+		}
+		k.Loss = opt.Loss
 	}
 	var rx *pipeline.Rx
 	return runLockstep(opt, func(trace bool) (*verilator.Library, error) {
@@ -294,9 +302,56 @@ func runLoop(ctx context.Context, lib *verilator.Library, rx *pipeline.Rx, k loo
 		}
 	}
 	if h.mm != nil || h.watchOver {
-		return h.res, h.mm, nil
+		return h.res, h.mm, h.writePcap()
 	}
-	return h.finish(ledger)
+	res, mm, err := h.finish(ledger)
+	if mm != nil && err == nil {
+		err = h.writePcap()
+	}
+	return res, mm, err
+}
+
+// pcapKeep is how many of the latest frames in and out of host 0 a mismatch report keeps.
+const pcapKeep = 20000
+
+type loggedFrame struct {
+	ps   uint64
+	data []byte
+	note string
+}
+
+// logFrame remembers a frame for the mismatch pcap (the latest pcapKeep only).
+func (h *loopHarness) logFrame(now fabric.Time, data []byte, note string) {
+	if h.opt.Pcap == "" || h.traceAt >= 0 {
+		return
+	}
+	if len(h.frameLog) == pcapKeep {
+		copy(h.frameLog, h.frameLog[1:])
+		h.frameLog = h.frameLog[:pcapKeep-1]
+	}
+	h.frameLog = append(h.frameLog, loggedFrame{ps: uint64(now), data: data, note: note})
+}
+
+// writePcap writes the remembered frames (on a mismatch; not on the VCD rerun).
+func (h *loopHarness) writePcap() error {
+	if h.opt.Pcap == "" || h.traceAt >= 0 || h.mm == nil {
+		return nil
+	}
+	w, err := pcapout.Create(h.opt.Pcap, pcapout.Options{Sidecar: true})
+	if err != nil {
+		return fmt.Errorf("cosim: pcap: %w", err)
+	}
+	for _, f := range h.frameLog {
+		if err := w.Write(pcapout.Frame{PS: f.ps, Data: f.data, Note: f.note}); err != nil {
+			w.Close()
+			return fmt.Errorf("cosim: pcap: %w", err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("cosim: pcap: %w", err)
+	}
+	h.mm.Pcap = h.opt.Pcap
+	return nil
 }
 
 // errors from inside fabric callbacks are kept and returned by failed.

@@ -45,6 +45,7 @@ func (e *loopEndpoint) Receive(now fabric.Time, port int, p *fabric.Packet) {
 			h.res.Counts["corrupted_frames"]++
 		}
 		h.res.Packets++
+		h.logFrame(now, f, fmt.Sprintf("to host 0 on port %d", port))
 		if _, reason := wire.Decode(f, h.prm); reason != wire.DropNone {
 			h.drops.push(&h.drops.gold, pairItem{at: now.NS(), what: "a corrupted frame", key: reason.String()})
 			h.res.Drops[reason.String()]++
@@ -360,6 +361,7 @@ func (h *loopHarness) step() error {
 // sendFrame decodes one control frame of the RTL, compares it, and sends it into the fabric.
 func (h *loopHarness) sendFrame(port int, f []byte) {
 	b := append([]byte(nil), f...)
+	h.logFrame(h.sim.Now(), b, fmt.Sprintf("from host 0's RTL on port %d", port))
 	h.ctl.push(&h.ctl.rtl, pairItem{at: int64(h.nowNS), key: ctlFrame{Port: port, Bytes: b}})
 	w, reason := wire.Decode(b, h.prm)
 	if reason != wire.DropNone {

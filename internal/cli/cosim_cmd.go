@@ -28,15 +28,20 @@ func newCosimCmd(g *globals) *cobra.Command {
 	var block, scenario, vcd, pcap string
 	var packets int
 	var seed uint64
+	var loss float64
 	cmd := &cobra.Command{
 		Use:   "cosim",
-		Short: "Co-simulate a block's RTL under Verilator against its golden model",
+		Short: "Co-simulate a block's RTL, or the NIC in the closed loop, under Verilator against the golden model",
 		Long:  "Runs the block's generated RTL in lockstep with its golden unit and compares every output.\n" + cosimScenarioHelp(),
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := g.loadConfig()
 			if err != nil {
 				return err
+			}
+			// A closed-loop scenario named without --block runs the NIC top in the loop.
+			if !cmd.Flags().Changed("block") && contains(cosim.LoopScenarios(), scenario) {
+				block = "nic"
 			}
 			blk, err := blocks.Lookup(block)
 			if err != nil {
@@ -48,8 +53,11 @@ func newCosimCmd(g *globals) *cobra.Command {
 			if packets <= 0 {
 				return &usageError{fmt.Errorf("--packets must be positive, got %d", packets)}
 			}
-			if pcap != "" && block != "parser" {
-				return &usageError{fmt.Errorf("--pcap records input frames of --block parser only, got --block %s", block)}
+			if pcap != "" && block != "parser" && block != "nic" {
+				return &usageError{fmt.Errorf("--pcap is for --block parser (every input frame) or the closed loop (the traffic before a mismatch), got --block %s", block)}
+			}
+			if cmd.Flags().Changed("loss") && block != "nic" {
+				return &usageError{fmt.Errorf("--loss applies to the closed-loop scenarios (%s) only", strings.Join(cosim.LoopScenarios(), ", "))}
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
@@ -59,8 +67,15 @@ func newCosimCmd(g *globals) *cobra.Command {
 				opt.Log = g.stderr
 			}
 			opt.Progress = progressBar(g, "cosim "+block+"/"+scenario)
+			opt.Loss, opt.LossSet = loss, cmd.Flags().Changed("loss")
 			var res *cosim.Result
-			if pcap != "" {
+			if block == "nic" {
+				if pcap == "" {
+					pcap = filepath.Join("out", "mismatch.pcap")
+				}
+				opt.Pcap = pcap
+				res, err = blk.Cosim(ctx, opt)
+			} else if pcap != "" {
 				res, err = cosimParserPcap(ctx, opt, pcap)
 			} else {
 				res, err = blk.Cosim(ctx, opt)
@@ -87,7 +102,8 @@ func newCosimCmd(g *globals) *cobra.Command {
 	f.IntVar(&packets, "packets", 100000, "data packets to run")
 	f.Uint64Var(&seed, "seed", 1, "stimulus seed")
 	f.StringVar(&vcd, "vcd", filepath.Join("out", "mismatch.vcd"), "where to dump the cycles around a mismatch (\"\" = no VCD)")
-	f.StringVar(&pcap, "pcap", "", "parser only: record every input frame in this nanosecond pcap (time = cycle x clock period), notes in FILE.notes.jsonl")
+	f.StringVar(&pcap, "pcap", "", "parser: record every input frame in this nanosecond pcap (time = cycle x clock period), notes in FILE.notes.jsonl; closed loop: where the traffic before a mismatch goes (default out/mismatch.pcap)")
+	f.Float64Var(&loss, "loss", 0, "closed loop: random loss on every link, 0..0.5 (default: the scenario's)")
 	return cmd
 }
 
