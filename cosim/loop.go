@@ -159,7 +159,9 @@ type loopHarness struct {
 	asyncLow  bool
 	err       error // from inside a fabric callback
 	frameLog  []loggedFrame
-	watchOver bool // a trace rerun has written its window
+	lastIn    uint64 // cycle of the latest frame's last beat
+	answered  bool   // a control frame has followed it
+	watchOver bool   // a trace rerun has written its window
 	ctl       pair
 	dma       pair
 	cpl       pair

@@ -202,6 +202,7 @@ func (h *loopHarness) run(now fabric.Time) {
 		}
 	}
 	h.frames, h.framePos = h.frames[:0], 0
+	h.answered = true // a timer's ACKs answer no frame
 	if h.pt.wakeValid.Get(h.out) == 1 {
 		at := fabric.Time(h.pt.wakeAt.Get(h.out)) * fabric.Nanosecond
 		if at < now {
@@ -280,6 +281,9 @@ func (h *loopHarness) step() error {
 	out := h.out
 	now := int64(h.nowNS)
 	if pt.inValid.Get(in) == 1 && pt.inReady.Get(out) == 1 {
+		if h.frames[h.framePos].last {
+			h.lastIn, h.answered = h.cycle, false
+		}
 		h.framePos++
 	}
 	if pt.ctlValid.Get(in) == 1 && pt.ctlReady.Get(out) == 1 {
@@ -342,6 +346,11 @@ func (h *loopHarness) step() error {
 		}
 	}
 	if pt.outValid.Get(out) == 1 && pt.outReady.Get(in) == 1 {
+		if len(h.outBuf) == 0 && !h.answered && h.lastIn > 0 {
+			// The first control frame after a frame's last beat, in the same event: its answer.
+			h.answered = true
+			h.latency("frame_to_control", int(h.cycle-h.lastIn))
+		}
 		h.outBuf = appendBeat(h.outBuf, pt.outData.GetWords(out), pt.outKeep.Get(out), h.nb)
 		if pt.outLast.Get(out) == 1 {
 			h.sendFrame(int(pt.outDest.Get(out)), h.outBuf)
@@ -379,3 +388,14 @@ func (h *loopHarness) sendFrame(port int, f []byte) {
 }
 
 var dbgf = func(string, ...any) {}
+
+// latency records one measured latency in cycles.
+func (h *loopHarness) latency(stream string, l int) {
+	r := h.res
+	if v, ok := r.MinLatency[stream]; !ok || l < v {
+		r.MinLatency[stream] = l
+	}
+	if l > r.MaxLatency[stream] {
+		r.MaxLatency[stream] = l
+	}
+}
