@@ -24,6 +24,7 @@ type rxOut struct {
 	GapValid        bool
 	GapFirst        uint32 // compared only with GapValid
 	GapCount        uint32 // compared only with GapValid
+	PathInit        bool   // the path-init flag re-initialised the entry
 }
 
 // matchRx is the fast comparison run on every output, straight from the output buffer;
@@ -40,7 +41,7 @@ func matchRx(pt *sackPorts, out []uint32, w *rxOut) bool {
 	return uint32(pt.rxConn.Get(out)) == w.Conn && uint32(pt.rxPath.Get(out)) == w.Path &&
 		uint32(pt.rxPSN.Get(out)) == w.PSN && sack.Class(pt.rxClass.Get(out)) == w.Class &&
 		uint32(pt.rxCum.Get(out)) == w.Cum && (pt.rxAckDue.Get(out) == 1) == w.AckDue &&
-		w.Bitmap.EqualWords32(pt.rxBitmap.View(out))
+		(pt.rxPathInit.Get(out) == 1) == w.PathInit && w.Bitmap.EqualWords32(pt.rxBitmap.View(out))
 }
 
 func matchTx(pt *sackPorts, out []uint32, w *txOut) bool {
@@ -63,8 +64,9 @@ var bitmapEqual = cmp.Comparer(func(a, b sack.Bitmap) bool { return a.Equal(b) }
 type sackPorts struct {
 	rst                                                               verilator.Field
 	pktValid, pktReady, pktInit, pktConn, pktPath, pktPSN, pktAckReq  verilator.Field
+	pktPathInit                                                       verilator.Field
 	rxValid, rxReady, rxConn, rxPath, rxPSN, rxClass, rxCum, rxBitmap verilator.Field
-	rxAckDue, rxGapValid, rxGapFirst, rxGapCount                      verilator.Field
+	rxAckDue, rxGapValid, rxGapFirst, rxGapCount, rxPathInit          verilator.Field
 	ackValid, ackReady, ackOp, ackConn, ackPath, ackPSN, ackBitmap    verilator.Field
 	lossValid, lossReady, lossConn, lossPath, lossStatus, lossBase    verilator.Field
 	lossBitmap                                                        verilator.Field
@@ -79,6 +81,7 @@ func bindSackPorts(lay *verilator.Layout, resetPort string) (*sackPorts, error) 
 	p.rst = in(resetPort)
 	p.pktValid, p.pktReady, p.pktInit = in("s_pkt_valid"), out("s_pkt_ready"), in("s_pkt_init")
 	p.pktConn, p.pktPath, p.pktPSN, p.pktAckReq = in("s_pkt_conn"), in("s_pkt_path"), in("s_pkt_psn"), in("s_pkt_ack_req")
+	p.pktPathInit, p.rxPathInit = in("s_pkt_path_init"), out("m_rx_path_init")
 	p.rxValid, p.rxReady, p.rxConn, p.rxPath = out("m_rx_valid"), in("m_rx_ready"), out("m_rx_conn"), out("m_rx_path")
 	p.rxPSN, p.rxClass, p.rxCum, p.rxBitmap = out("m_rx_psn"), out("m_rx_class"), out("m_rx_cum"), out("m_rx_bitmap")
 	p.rxAckDue, p.rxGapValid, p.rxGapFirst, p.rxGapCount = out("m_rx_ack_due"), out("m_rx_gap_valid"), out("m_rx_gap_first"), out("m_rx_gap_count")
@@ -130,8 +133,10 @@ func runSack(ctx context.Context, lib *verilator.Library, u *hdlsack.Unit, k sac
 	tr := newSackTraffic(u.P, k, c.Connections, c.PathsPerConnection, opt.Seed)
 	rng := rand.New(rand.NewPCG(opt.Seed, 0xc0de))
 	res := &Result{Block: "sack", Scenario: opt.Scenario, Seed: opt.Seed, ConfigHash: c.Hash(), Drops: map[string]int{},
+		Counts:          map[string]int{},
 		DeclaredLatency: map[string]int{"rx": u.RxLatency, "tx": u.TxLatency},
 		MinLatency:      map[string]int{}, MaxLatency: map[string]int{}}
+	cov := sackCoverage{counts: res.Counts, w: uint32(u.W)}
 	var rxExp fifo[expected[rxOut]]
 	var txExp fifo[expected[txOut]]
 	rxN, txN := 0, 0
@@ -185,6 +190,7 @@ func runSack(ctx context.Context, lib *verilator.Library, u *hdlsack.Unit, k sac
 				rxExp.clear()
 				txExp.clear()
 				rxOffered, txOffered = false, false
+				cov.reset()
 				res.Resets++
 			}
 		}
@@ -206,6 +212,7 @@ func runSack(ctx context.Context, lib *verilator.Library, u *hdlsack.Unit, k sac
 			pt.pktPath.Set(in, uint64(rop.path))
 			pt.pktPSN.Set(in, uint64(rop.psn))
 			pt.pktAckReq.Set(in, b2u(rop.ackReq))
+			pt.pktPathInit.Set(in, b2u(rop.pathInit))
 		} else {
 			pt.pktValid.Set(in, 0)
 		}
@@ -276,11 +283,14 @@ func runSack(ctx context.Context, lib *verilator.Library, u *hdlsack.Unit, k sac
 		if rxOffered && pt.pktReady.Get(outb) == 1 {
 			tr.popRx()
 			rxOffered = false
+			offset := tr.sp.Dist(tr.rx.Cum(rop.idx), rop.psn) // psn - cum before the packet
 			if r := tr.acceptRx(rop); r != nil {
 				res.Packets++
+				cov.data(now, rop, r, offset)
 				rxExp.push(expected[rxOut]{cycle: now, input: rop, out: rxOut{
 					Conn: rop.conn, Path: rop.path, PSN: rop.psn, Class: r.Class, Cum: r.Cum, Bitmap: r.Bitmap,
-					AckDue: r.AckDue, GapValid: r.GapValid, GapFirst: r.GapFirst, GapCount: r.GapCount}})
+					AckDue: r.AckDue, GapValid: r.GapValid, GapFirst: r.GapFirst, GapCount: r.GapCount,
+					PathInit: r.PathInit}})
 				if r.Class != sack.ClassNew {
 					res.Drops["rx_"+r.Class.String()]++
 				}
@@ -326,6 +336,43 @@ func runSack(ctx context.Context, lib *verilator.Library, u *hdlsack.Unit, k sac
 	return res, nil, nil
 }
 
+// sackCoverage counts what the path-init traffic exercised (Result.Counts keys):
+//
+//	path_init_fresh         packets whose path-init flag re-initialised the entry
+//	path_init_stale         flagged packets behind cum (old, entry untouched)
+//	path_init_at_cum        fresh inits exactly at cum
+//	path_init_beyond        fresh inits beyond the receive window (psn - cum ≥ W)
+//	path_init_back_to_back  flagged packets taken in the cycle right after, or right before, a
+//	                        packet to the same entry (the forwarding path)
+type sackCoverage struct {
+	counts   map[string]int
+	w        uint32
+	prev     rxOp   // the data packet taken last
+	prevAt   uint64 // the cycle it was taken
+	prevSeen bool
+}
+
+func (c *sackCoverage) data(cycle uint64, op rxOp, r *sack.RxResult, offset uint32) {
+	switch {
+	case r.PathInit:
+		c.counts["path_init_fresh"]++
+		if offset == 0 {
+			c.counts["path_init_at_cum"]++
+		}
+		if offset >= c.w {
+			c.counts["path_init_beyond"]++
+		}
+	case op.pathInit:
+		c.counts["path_init_stale"]++
+	}
+	if c.prevSeen && c.prevAt+1 == cycle && c.prev.idx == op.idx && (op.pathInit || c.prev.pathInit) {
+		c.counts["path_init_back_to_back"]++
+	}
+	c.prev, c.prevAt, c.prevSeen = op, cycle, true
+}
+
+func (c *sackCoverage) reset() { c.prevSeen = false }
+
 func readRx(pt *sackPorts, out []uint32, w int) rxOut {
 	return rxOut{
 		Conn: uint32(pt.rxConn.Get(out)), Path: uint32(pt.rxPath.Get(out)), PSN: uint32(pt.rxPSN.Get(out)),
@@ -333,6 +380,7 @@ func readRx(pt *sackPorts, out []uint32, w int) rxOut {
 		Bitmap: sack.BitmapFromWords32(w, pt.rxBitmap.View(out)),
 		AckDue: pt.rxAckDue.Get(out) == 1, GapValid: pt.rxGapValid.Get(out) == 1,
 		GapFirst: uint32(pt.rxGapFirst.Get(out)), GapCount: uint32(pt.rxGapCount.Get(out)),
+		PathInit: pt.rxPathInit.Get(out) == 1,
 	}
 }
 
@@ -345,7 +393,10 @@ func readTx(pt *sackPorts, out []uint32, w int) txOut {
 }
 
 func (op rxOp) String() string {
-	return fmt.Sprintf("data conn %d path %d psn %d ack_req %v", op.conn, op.path, op.psn, op.ackReq)
+	if op.init {
+		return fmt.Sprintf("init conn %d path %d first psn %d", op.conn, op.path, op.psn)
+	}
+	return fmt.Sprintf("data conn %d path %d psn %d ack_req %v path_init %v", op.conn, op.path, op.psn, op.ackReq, op.pathInit)
 }
 
 func (op txOp) String() string {

@@ -55,6 +55,13 @@ func TestSackDirectedScenarios(t *testing.T) {
 				for _, d := range []string{"rx_beyond", "rx_duplicate", "rx_old", "ack_stale", "ack_duplicate", "ack_invalid"} {
 					require.Positive(t, res.Drops[d], "random must exercise %s", d)
 				}
+				for _, k := range []string{"path_init_fresh", "path_init_stale", "path_init_back_to_back"} {
+					require.Positive(t, res.Counts[k], "random must exercise %s", k)
+				}
+			case "path-init":
+				for _, k := range []string{"path_init_fresh", "path_init_stale", "path_init_at_cum", "path_init_beyond", "path_init_back_to_back"} {
+					require.Greater(t, res.Counts[k], 50, "path-init must exercise %s", k)
+				}
 			case "reset":
 				require.Greater(t, res.Resets, 2)
 			case "window-edge":
@@ -130,11 +137,17 @@ func TestSackCosimCatchesFaults(t *testing.T) {
 	faults := []struct {
 		name, module, from, to, field string
 		vcd                           bool
+		scenario                      string
 	}{
 		{"rx forwarding disabled", "sack_rx",
-			"wire fwd_hit = in_q_fwd;", "wire fwd_hit = 1'b0 && in_q_fwd;", "Cum", true},
+			"wire fwd_hit = in_q_fwd;", "wire fwd_hit = 1'b0 && in_q_fwd;", "Cum", true, "random"},
 		{"tx re-reports old losses", "sack_tx",
-			"wire [SACK_WIDTH-1:0] newly_lost = lp_lost & report_mask;", "wire [SACK_WIDTH-1:0] newly_lost = lp_lost;", "Lost", false},
+			"wire [SACK_WIDTH-1:0] newly_lost = lp_lost & report_mask;", "wire [SACK_WIDTH-1:0] newly_lost = lp_lost;", "Lost", false, "random"},
+		// A stale INIT copy behind cum must not re-initialise the entry.
+		{"rx path init ignores cum", "sack_rx",
+			"wire path_reinit = in_q_path_init && !is_old;", "wire path_reinit = in_q_path_init;", "Cum", false, "path-init"},
+		{"rx path init ignored", "sack_rx",
+			"wire path_reinit = in_q_path_init && !is_old;", "wire path_reinit = 1'b0 && in_q_path_init && !is_old;", "PathInit", false, "random"},
 	}
 	for _, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
@@ -151,7 +164,7 @@ func TestSackCosimCatchesFaults(t *testing.T) {
 			if f.vcd {
 				vcd = filepath.Join(t.TempDir(), "mismatch.vcd")
 			}
-			res := runSackTest(t, config.Default(), "random", 1, 20_000, mutate, vcd)
+			res := runSackTest(t, config.Default(), f.scenario, 1, 20_000, mutate, vcd)
 			require.NotNil(t, res.Mismatch, "cosim missed an injected fault")
 			require.Equal(t, 1, res.Mismatches)
 			require.Contains(t, res.Mismatch.Diff, f.field)

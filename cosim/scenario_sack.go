@@ -26,6 +26,8 @@ type sackKnobs struct {
 	OutReady   float64 // the output is ready in a given cycle (1: always)
 	ResetEvery int     // cycles between resets in the middle of traffic (0: never)
 	NearWrap   bool    // paths start a few hundred PSNs before the PSN space wraps
+	PathInit   float64 // the path restarts its PSN sequence with a packet flagged path-init
+	StaleInit  float64 // a stale path-init copy (a PSN behind cum with the flag) is injected
 }
 
 // sackScenarios are the named scenarios of `mrgen cosim --block sack`. "random" mixes every
@@ -33,7 +35,7 @@ type sackKnobs struct {
 var sackScenarios = map[string]sackKnobs{
 	"random": {Loss: 0.02, BurstLoss: 0.003, Reorder: 4, Dup: 0.02, Beyond: 0.004, Old: 0.004, Edge: 0.002,
 		Hot: 0.3, AckReq: 0.05, AckLoss: 0.1, AckDelay: 0.05, AckDup: 0.03, AckInvalid: 0.004,
-		InValid: 0.9, OutReady: 0.8, ResetEvery: 100_000, NearWrap: true},
+		InValid: 0.9, OutReady: 0.8, ResetEvery: 100_000, NearWrap: true, PathInit: 0.002, StaleInit: 0.002},
 	"in-order":     {InValid: 1, OutReady: 1},
 	"single-loss":  {Loss: 0.01, InValid: 1, OutReady: 1},
 	"burst-loss":   {BurstLoss: 0.01, InValid: 1, OutReady: 1},
@@ -46,6 +48,11 @@ var sackScenarios = map[string]sackKnobs{
 	"reset":        {Loss: 0.02, Reorder: 4, ResetEvery: 5_000, InValid: 0.95, OutReady: 0.9, NearWrap: true},
 	"ack-loss":     {Loss: 0.02, AckLoss: 0.5, AckDelay: 0.1, AckDup: 0.1, AckInvalid: 0.01, InValid: 1, OutReady: 1},
 	"backpressure": {Loss: 0.02, Reorder: 4, Dup: 0.02, InValid: 0.6, OutReady: 0.5},
+	// Paths restart their sequences all the time: fresh inits (in sequence, ahead, beyond the
+	// window, at cum), stale copies, resent INIT packets, most of them back to back on one
+	// entry (hot paths, no reordering), with loss, duplicates and a little backpressure.
+	"path-init": {PathInit: 0.03, StaleInit: 0.02, Loss: 0.02, Dup: 0.02, Hot: 0.6, AckReq: 0.05, AckLoss: 0.1,
+		InValid: 1, OutReady: 0.95, NearWrap: true},
 }
 
 // SackScenarios lists the scenario names, sorted.

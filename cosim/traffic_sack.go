@@ -15,6 +15,7 @@ type rxOp struct {
 	conn, path uint32
 	psn        uint32
 	ackReq     bool
+	pathInit   bool // the data packet carries the path-init flag
 }
 
 // txOp is one operation offered to the send side.
@@ -31,6 +32,10 @@ type pathSender struct {
 	next  uint32   // next new PSN
 	retx  []uint32 // PSNs the send side reported lost, to resend on this path
 	burst int      // packets still to lose in a burst
+	// initPSN is the PSN at which the path last restarted its sequence; while initLive, every
+	// (re)transmission of it carries the path-init flag, as golden/transport's sender does.
+	initPSN  uint32
+	initLive bool
 }
 
 // sackTraffic generates the stimulus of a SACK-unit scenario and owns the golden units. Ops are
@@ -156,6 +161,19 @@ func (t *sackTraffic) produce() {
 		op.psn = t.sp.Add(cum, t.sp.Mask()-uint32(t.rng.IntN(3*t.p.Width))) // cum-1-n
 		t.deliver(op)
 		return
+	case t.chance(t.k.StaleInit):
+		// A stale INIT copy: a late duplicate or retransmission of a packet that restarted the
+		// path, now behind cum (sometimes twice in a row, back to back on the entry).
+		op.pathInit = true
+		op.psn = t.sp.Add(cum, t.sp.Mask()-uint32(t.rng.IntN(3*t.p.Width))) // cum-1-n
+		t.deliver(op)
+		if t.chance(0.3) {
+			t.deliver(op)
+		}
+		return
+	case t.chance(t.k.PathInit):
+		t.restart(idx, op)
+		return
 	}
 
 	s := &t.senders[idx]
@@ -190,6 +208,15 @@ func (t *sackTraffic) produce() {
 	default:
 		return // the window is full: nothing to send on this path now
 	}
+	if s.initLive {
+		// The packet that restarted the path keeps its flag when it is resent. Once the
+		// sequence is 2W past it no copy can be outstanding, and the flag is dropped before the
+		// PSN space could bring the same number round again.
+		op.pathInit = op.psn == s.initPSN
+		if t.sp.Dist(s.initPSN, s.next) >= 2*W {
+			s.initLive = false
+		}
+	}
 	t.sent(idx, op.psn)
 	if s.burst > 0 {
 		s.burst--
@@ -200,6 +227,37 @@ func (t *sackTraffic) produce() {
 	}
 	t.deliver(op)
 	if t.chance(t.k.Dup) {
+		t.deliver(op)
+	}
+}
+
+// restart revives the path with a new PSN sequence, the way a sender restarts a failed path:
+// everything outstanding on it is abandoned, the send side is re-initialised at the new first
+// PSN, and the first packet carries the path-init flag. The new first PSN is mostly the next one
+// in sequence (golden/transport's choice), sometimes a little or far (beyond the receive window)
+// ahead, sometimes the receiver's cumulative PSN as last seen (at cum, or behind PSNs already
+// sent). Its copies follow at times right behind it, stale by then.
+func (t *sackTraffic) restart(idx int, op rxOp) {
+	s := &t.senders[idx]
+	W := uint32(t.p.Width)
+	first := s.next
+	switch r := t.rng.IntN(20); {
+	case r >= 18:
+		first = t.rx.Cum(idx)
+	case r >= 16:
+		first = t.sp.Add(first, W+uint32(t.rng.IntN(1<<(t.p.PSNBits-2))))
+	case r >= 12:
+		first = t.sp.Add(first, 1+uint32(t.rng.IntN(t.p.Width)))
+	}
+	*s = pathSender{next: t.sp.Add(first, 1), initPSN: first, initLive: true}
+	t.txQ = append(t.txQ, txOp{op: hdlsack.TxOpInit, idx: idx, conn: op.conn, path: op.path, psn: first, bitmap: t.empty})
+	t.sent(idx, first)
+	op.psn, op.pathInit = first, true
+	if t.chance(t.k.Loss) {
+		return
+	}
+	t.deliver(op)
+	if t.chance(0.3) {
 		t.deliver(op)
 	}
 }
@@ -241,7 +299,7 @@ func (t *sackTraffic) acceptRx(op rxOp) *sack.RxResult {
 		t.rx.Init(op.idx, op.psn)
 		return nil
 	}
-	res := t.rx.Packet(op.idx, op.psn, op.ackReq)
+	res := t.rx.PacketInit(op.idx, op.psn, op.ackReq, op.pathInit)
 	if res.AckDue && !t.chance(t.k.AckLoss) {
 		ack := txOp{op: hdlsack.TxOpAck, idx: op.idx, conn: op.conn, path: op.path, psn: res.Cum, bitmap: res.Bitmap.Clone()}
 		switch {
@@ -296,6 +354,9 @@ func (t *sackTraffic) acceptTx(op txOp) *sack.AckResult {
 	switch op.op {
 	case hdlsack.TxOpInit:
 		t.tx.Init(op.idx, op.psn)
+		// Losses reported before a restart reached the send side belong to the abandoned
+		// sequence.
+		t.senders[op.idx].retx = nil
 		return nil
 	case hdlsack.TxOpSent:
 		t.tx.Sent(op.idx, op.psn)

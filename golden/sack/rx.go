@@ -35,6 +35,9 @@ type RxResult struct {
 	GapValid bool   // the packet made PSNs (highest, psn) newly visible as lost
 	GapFirst uint32 // first PSN of the newly visible gap (valid with GapValid)
 	GapCount uint32 // number of PSNs in it (valid with GapValid)
+	// PathInit: the packet carried the path-init flag at or after cum and re-initialised the
+	// entry at its PSN before it was classified (PacketInit only).
+	PathInit bool
 }
 
 // RxCounters count packets by class over all entries. They wrap at Params.CounterBits.
@@ -123,6 +126,24 @@ func (r *Receiver) Packet(index int, p uint32, ackReq bool) RxResult {
 	res.Cum = e.cum
 	res.Bitmap = e.bitmap.Clone()
 	r.count(res.Class)
+	return res
+}
+
+// PacketInit applies the rules to one arriving data packet that may carry the path-init flag
+// (wire.FlagPathInit: the sender restarted the path's PSN sequence at this packet). With
+// pathInit set and p at or after the entry's cumulative point (p - cum not negative in serial
+// order, the window notwithstanding), the entry is re-initialised at p, as Init does, and the
+// packet is then classified: new, at the head, so cum becomes p+1 with an empty bitmap, no gap,
+// and an ACK due as the policy gives for a first packet. A stale copy of an INIT packet (p
+// before cum) changes nothing and is classified as Packet would: old. Without pathInit it is
+// Packet. res.PathInit says whether the entry was re-initialised.
+func (r *Receiver) PacketInit(index int, p uint32, ackReq, pathInit bool) RxResult {
+	reinit := pathInit && !r.s.Negative(r.s.Dist(r.entries[index].cum, r.s.Wrap(p)))
+	if reinit {
+		r.Init(index, p)
+	}
+	res := r.Packet(index, p, ackReq)
+	res.PathInit = reinit
 	return res
 }
 

@@ -26,6 +26,16 @@
 // the configured policy; old and duplicate packets always make an ACK due, since they prove the
 // sender missed one. Beyond-window packets never do.
 //
+// Path init. A data packet may carry the path-init flag (wire.FlagPathInit: its sender
+// restarted the path's PSN sequence at this packet's PSN after a failure, abandoning the old
+// PSNs). When p is at or after cum (d not negative, whether or not it is inside the window) the
+// entry is first re-initialised at p (cum = p, nothing received, highest = p-1, since-last-ACK
+// count 0) and the packet is then classified by the rules above: new, at the head, so cum
+// becomes p+1 with an empty bitmap and no gap, and an ACK is due when the policy gives one for
+// a first packet (an ACK request, every packet, or every N with N = 1). A stale copy of an INIT
+// packet, p before cum, leaves the entry alone and is old. Receiver.PacketInit is this rule;
+// Receiver.Packet is a packet without the flag, Receiver.Init a connection setup.
+//
 // Send side. una is the oldest unacknowledged PSN, nxt the next PSN to be sent, count the number
 // of SACKed packets above una that the last accepted ACK reported, and hwm the PSN below which
 // every loss has been announced (the highest SACKed PSN so far, at least una-1). An ACK (cum,

@@ -133,7 +133,7 @@ func TestAckPolicies(t *testing.T) {
 		{config.AckOnGap, 1, []bool{false, false, true, false}, []bool{false, false, true, false}},
 	}
 	for _, tc := range tests {
-		p := testParams(t, func(c *config.Config) { c.AckPolicy = config.AckPolicy{Mode: tc.mode, EveryN: tc.n} })
+		p := testParams(t, func(c *config.Config) { c.AckPolicy.Mode, c.AckPolicy.EveryN = tc.mode, tc.n })
 		r := NewReceiver(p)
 		var got []bool
 		for i, req := range tc.ackReq {
@@ -142,7 +142,7 @@ func TestAckPolicies(t *testing.T) {
 		require.Equal(t, tc.want, got, "%s/%d", tc.mode, tc.n)
 	}
 	// A gap, a duplicate and an old packet always make an ACK due.
-	p := testParams(t, func(c *config.Config) { c.AckPolicy = config.AckPolicy{Mode: config.AckOnGap, EveryN: 1} })
+	p := testParams(t, func(c *config.Config) { c.AckPolicy.Mode, c.AckPolicy.EveryN = config.AckOnGap, 1 })
 	r := NewReceiver(p)
 	require.False(t, r.Packet(0, 0, false).AckDue)
 	require.True(t, r.Packet(0, 2, false).AckDue)
@@ -270,4 +270,135 @@ func TestBitmapOps(t *testing.T) {
 	}
 	require.Equal(t, 64, full.TrailingOnes())
 	require.Equal(t, "64'h0000000000000005", bm(64, 0, 2).String())
+}
+
+// TestReceiverPacketInit covers the path-init rule: an INIT packet at or after cum
+// re-initialises the entry at its PSN and is then new at the head; a stale copy behind cum is
+// old and changes nothing.
+func TestReceiverPacketInit(t *testing.T) {
+	type step struct {
+		psn      uint32
+		init     bool // carries the path-init flag
+		ackReq   bool
+		class    Class
+		cum      uint32
+		bits     []int
+		gap      bool
+		gapFirst uint32
+		gapCount uint32
+		ackDue   bool
+		reinit   bool
+	}
+	tests := []struct {
+		name    string
+		first   uint32
+		psnW    int
+		ackMode string
+		everyN  int
+		steps   []step
+		want    RxCounters
+	}{
+		{"fresh init ahead of cum clears the bitmap", 100, 32, config.AckOnGap, 1, []step{
+			{psn: 100, class: ClassNew, cum: 101},
+			{psn: 103, class: ClassNew, cum: 101, bits: []int{2}, gap: true, gapFirst: 101, gapCount: 2, ackDue: true},
+			{psn: 150, init: true, class: ClassNew, cum: 151, reinit: true},
+			// The abandoned PSNs are now old, the new sequence continues without a gap.
+			{psn: 103, class: ClassOld, cum: 151, ackDue: true},
+			{psn: 151, class: ClassNew, cum: 152},
+			{psn: 153, class: ClassNew, cum: 152, bits: []int{1}, gap: true, gapFirst: 152, gapCount: 1, ackDue: true},
+		}, RxCounters{New: 5, Old: 1}},
+		{"init exactly at cum", 10, 32, config.AckOnGap, 1, []step{
+			{psn: 12, class: ClassNew, cum: 10, bits: []int{2}, gap: true, gapFirst: 10, gapCount: 2, ackDue: true},
+			{psn: 10, init: true, ackReq: true, class: ClassNew, cum: 11, ackDue: true, reinit: true},
+			// 12 was forgotten by the re-initialisation: new again, and 11 is a fresh gap.
+			{psn: 12, class: ClassNew, cum: 11, bits: []int{1}, gap: true, gapFirst: 11, gapCount: 1, ackDue: true},
+		}, RxCounters{New: 3}},
+		{"stale init behind cum", 10, 32, config.AckOnGap, 1, []step{
+			{psn: 10, init: true, class: ClassNew, cum: 11, reinit: true},
+			{psn: 11, class: ClassNew, cum: 12},
+			{psn: 13, class: ClassNew, cum: 12, bits: []int{1}, gap: true, gapFirst: 12, gapCount: 1, ackDue: true},
+			{psn: 10, init: true, class: ClassOld, cum: 12, bits: []int{1}, ackDue: true},
+			{psn: 11, init: true, class: ClassOld, cum: 12, bits: []int{1}, ackDue: true},
+			{psn: 12, class: ClassNew, cum: 14},
+		}, RxCounters{New: 4, Old: 2}},
+		{"duplicate init copy right after the init", 500, 32, config.AckOnGap, 1, []step{
+			{psn: 700, init: true, class: ClassNew, cum: 701, reinit: true},
+			{psn: 700, init: true, class: ClassOld, cum: 701, ackDue: true},
+		}, RxCounters{New: 1, Old: 1}},
+		{"init beyond the window re-initialises too", 0, 32, config.AckOnGap, 1, []step{
+			{psn: 3, class: ClassNew, cum: 0, bits: []int{3}, gap: true, gapFirst: 0, gapCount: 3, ackDue: true},
+			{psn: 256, class: ClassBeyond, cum: 0, bits: []int{3}},
+			{psn: 0x7fffffff, init: true, class: ClassNew, cum: 0x80000000, reinit: true},
+			{psn: 3, class: ClassOld, cum: 0x80000000, ackDue: true},
+		}, RxCounters{New: 2, Old: 1, Beyond: 1}},
+		{"init half the space away is behind", 0, 32, config.AckOnGap, 1, []step{
+			{psn: 0x80000000, init: true, class: ClassOld, cum: 0, ackDue: true},
+		}, RxCounters{Old: 1}},
+		{"wrap of the PSN space, 10 bits", 1020, 10, config.AckOnGap, 1, []step{
+			{psn: 1020, class: ClassNew, cum: 1021},
+			{psn: 1023, init: true, class: ClassNew, cum: 0, reinit: true},
+			{psn: 1, class: ClassNew, cum: 0, bits: []int{1}, gap: true, gapFirst: 0, gapCount: 1, ackDue: true},
+			{psn: 1022, init: true, class: ClassOld, cum: 0, bits: []int{1}, ackDue: true},
+			{psn: 0, init: true, class: ClassNew, cum: 1, reinit: true},
+			{psn: 1, class: ClassNew, cum: 2},
+		}, RxCounters{New: 5, Old: 1}},
+		{"wrap of the PSN space, 32 bits", 0xfffffff0, 32, config.AckOnGap, 1, []step{
+			{psn: 0xffffffff, init: true, class: ClassNew, cum: 0, reinit: true},
+			{psn: 0xfffffff0, init: true, class: ClassOld, cum: 0, ackDue: true},
+			{psn: 0, class: ClassNew, cum: 1},
+		}, RxCounters{New: 2, Old: 1}},
+		{"without the flag it is Packet", 0, 32, config.AckOnGap, 1, []step{
+			{psn: 5, class: ClassNew, cum: 0, bits: []int{5}, gap: true, gapFirst: 0, gapCount: 5, ackDue: true},
+		}, RxCounters{New: 1}},
+		{"every-n: the re-initialised count starts again", 0, 32, config.AckEveryN, 3, []step{
+			{psn: 0, class: ClassNew, cum: 1},
+			{psn: 1, class: ClassNew, cum: 2},
+			{psn: 40, init: true, class: ClassNew, cum: 41, reinit: true}, // count 0 -> 1, not 3
+			{psn: 41, class: ClassNew, cum: 42},
+			{psn: 42, class: ClassNew, cum: 43, ackDue: true},
+		}, RxCounters{New: 5}},
+		{"every-n with n = 1 acknowledges the init", 0, 32, config.AckEveryN, 1, []step{
+			{psn: 40, init: true, class: ClassNew, cum: 41, ackDue: true, reinit: true},
+		}, RxCounters{New: 1}},
+		{"every-packet", 7, 16, config.AckEveryPacket, 1, []step{
+			{psn: 9, init: true, class: ClassNew, cum: 10, ackDue: true, reinit: true},
+			{psn: 8, init: true, class: ClassOld, cum: 10, ackDue: true},
+		}, RxCounters{New: 1, Old: 1}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := testParams(t, func(c *config.Config) {
+				c.PSNWidth = tc.psnW
+				c.AckPolicy.Mode, c.AckPolicy.EveryN = tc.ackMode, tc.everyN
+			})
+			r := NewReceiver(p)
+			r.Init(5, tc.first)
+			for i, s := range tc.steps {
+				got := r.PacketInit(5, s.psn, s.ackReq, s.init)
+				want := RxResult{Class: s.class, Cum: s.cum, Bitmap: bm(p.Width, s.bits...), AckDue: s.ackDue,
+					GapValid: s.gap, GapFirst: s.gapFirst, GapCount: s.gapCount, PathInit: s.reinit}
+				if d := cmp.Diff(want, got, cmpBitmap); d != "" {
+					t.Fatalf("step %d (psn %d init %v) (-want +got):\n%s", i, s.psn, s.init, d)
+				}
+				require.Equal(t, s.cum, r.Cum(5))
+			}
+			require.Equal(t, tc.want, r.Counters)
+		})
+	}
+}
+
+// TestPacketInitWithoutFlagIsPacket runs random traffic through two receivers, one with Packet
+// and one with PacketInit(…, false), and requires identical results.
+func TestPacketInitWithoutFlagIsPacket(t *testing.T) {
+	p := testParams(t, func(c *config.Config) { c.PSNWidth = 12; c.SackWidth = 64 })
+	a, b := NewReceiver(p), NewReceiver(p)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 20000; i++ {
+		idx, q, req := rng.IntN(4), uint32(rng.IntN(300)), rng.IntN(8) == 0
+		want, got := a.Packet(idx, q, req), b.PacketInit(idx, q, req, false)
+		if d := cmp.Diff(want, got, cmpBitmap); d != "" {
+			t.Fatalf("packet %d (-Packet +PacketInit):\n%s", i, d)
+		}
+	}
+	require.Equal(t, a.Counters, b.Counters)
 }

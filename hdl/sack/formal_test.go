@@ -62,7 +62,8 @@ func bmc(t *testing.T, module string, mutate func(string) string, depth int) *fo
 
 // TestRxPropertiesHold searches 20 cycles from reset (the 4-entry clear, then up to ~16
 // packets) for a violation of sack_rx's embedded properties: bit 0 of the aligned bitmap is
-// never set, only new packets expose gaps, nothing is taken during the clear, and a held
+// never set, only new packets expose gaps, a path init that took effect leaves its packet new
+// at the head of an empty window (cum = psn+1), nothing is taken during the clear, and a held
 // output is stable under backpressure.
 func TestRxPropertiesHold(t *testing.T) {
 	res := bmcRx(t, nil, 20)
@@ -77,6 +78,18 @@ func TestRxBMCFindsInjectedBug(t *testing.T) {
 		require.Contains(t, tmpl, anchor)
 		return strings.Replace(tmpl, anchor,
 			"assign zero_idx = upper_any ? upper_idx + {% dec .D.IW 1 %} : window_full ? head : lower_idx;", 1)
+	}, 20)
+	require.False(t, res.Passed, "bmc3 missed an injected bug")
+	require.Positive(t, res.Frame)
+}
+
+// TestRxBMCFindsPathInitBug writes the re-initialised entry as Init leaves it (cum = psn)
+// instead of as its packet leaves it (cum = psn+1); the path-init property must object.
+func TestRxBMCFindsPathInitBug(t *testing.T) {
+	const anchor = ": {reinit_since_ack, {SACK_WIDTH{1'b0}}, psn_inc, psn_inc};"
+	res := bmcRx(t, func(tmpl string) string {
+		require.Contains(t, tmpl, anchor)
+		return strings.Replace(tmpl, anchor, ": {reinit_since_ack, {SACK_WIDTH{1'b0}}, psn_inc, in_q_psn};", 1)
 	}, 20)
 	require.False(t, res.Passed, "bmc3 missed an injected bug")
 	require.Positive(t, res.Frame)

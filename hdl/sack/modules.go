@@ -81,6 +81,7 @@ func (u *Unit) RxModule() *hdl.Module {
 		in("s_pkt_path", u.AW, "path id within the connection"),
 		in("s_pkt_psn", u.PW, "packet PSN (or first PSN for init)"),
 		in("s_pkt_ack_req", 1, "the sender asked for an ACK"),
+		in("s_pkt_path_init", 1, "path-init flag: at or after cum, re-initialise the entry at psn first"),
 		out("m_rx_valid", 1, "result of one data packet (inits give none)"),
 		in("m_rx_ready", 1, "downstream takes the result"),
 		out("m_rx_conn", u.CW, "connection id"),
@@ -93,6 +94,7 @@ func (u *Unit) RxModule() *hdl.Module {
 		out("m_rx_gap_valid", 1, "PSNs (highest, psn) became visible as lost"),
 		out("m_rx_gap_first", u.PW, "first PSN of the new gap"),
 		out("m_rx_gap_count", u.IW, "number of PSNs in the new gap"),
+		out("m_rx_path_init", 1, "the path-init flag re-initialised the entry (psn was at or after cum)"),
 		out("rx_busy", 1, "the post-reset table clear is running"),
 		out("cnt_rx_new", 32, "data packets classified new (wraps)"),
 		out("cnt_rx_duplicate", 32, "duplicates"),
@@ -106,6 +108,8 @@ func (u *Unit) RxModule() *hdl.Module {
 			"PSN, the highest PSN received and a %d-bit SACK bitmap. Each data packet is classified new / "+
 			"duplicate / old / beyond window, its bit is set, the cumulative point advances over the "+
 			"contiguous run of received packets, and the path's ACK information leaves aligned to it. "+
+			"A packet flagged path-init at or after the cumulative point first re-initialises its entry at "+
+			"its own PSN (the sender restarted the path's sequence there); a stale copy behind it is old. "+
 			"On a per-path ordered sequence a gap below the highest received PSN is loss, not reordering, "+
 			"so the gap is reported the moment it appears.", u.W),
 		Clock: "clk", Reset: u.Reset.Port,
