@@ -32,6 +32,10 @@ type loopKnobs struct {
 	Duplicate      float64 // a frame toward host 0 arrives twice
 	Jitter         fabric.Time
 	HostReady      float64 // the host interfaces (payload, verdicts, DMA, completions) are ready
+	// FailSwitch fails a fabric switch (e.g. "p0.spine1") at FailAt: the paths through it time
+	// out, turn suspect, fail, move their packets and later restart with INIT packets.
+	FailSwitch string
+	FailAt     fabric.Time
 }
 
 var loopScenarios = map[string]loopKnobs{
@@ -39,6 +43,9 @@ var loopScenarios = map[string]loopKnobs{
 	"loss":  {Outstanding: 2, MinMsg: 1, MaxMsg: 12_000, Loss: 0.01, HostReady: 1},
 	"chaos": {Outstanding: 3, MinMsg: 1, MaxMsg: 16_000, Loss: 0.10, Corrupt: 0.01, Duplicate: 0.02,
 		Jitter: 300 * fabric.Nanosecond, HostReady: 0.6},
+	// Path failure under incast: every peer sends to host 0 when a spine fails.
+	"failure": {Outstanding: 3, MinMsg: 1, MaxMsg: 12_000, HostReady: 1, FailSwitch: "p0.spine1",
+		FailAt: 200 * fabric.Microsecond},
 }
 
 // LoopScenarios lists the closed-loop scenario names, sorted.
@@ -236,6 +243,11 @@ func runLoop(ctx context.Context, lib *verilator.Library, rx *pipeline.Rx, k loo
 		return nil, nil, err
 	}
 	h.net.SetLinkLoss(k.Loss)
+	if k.FailSwitch != "" {
+		if err := h.net.FailSwitch(k.FailSwitch, k.FailAt); err != nil {
+			return nil, nil, err
+		}
+	}
 	ledger := traffic.NewLedger()
 	if h.tn, err = transport.New(h.net, ledger, transport.ConfigFor(c)); err != nil {
 		return nil, nil, err

@@ -32,6 +32,9 @@ func (e *loopEndpoint) Receive(now fabric.Time, port int, p *fabric.Packet) {
 		h.err = err
 		return
 	}
+	if w.BTH.Flags&wire.FlagPathInit != 0 {
+		h.res.Counts["path_init_frames"]++
+	}
 	copies := 1
 	if h.rng.Float64() < h.k.Duplicate {
 		copies = 2

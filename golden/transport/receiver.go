@@ -18,11 +18,10 @@ func (nic *NIC) onData(p *fabric.Packet, fr *frame) {
 	c, path := int(w.BTH.ConnID), int(w.BTH.PathID)
 	cn := nic.conns[c]
 	idx := nic.index(c, path)
-	if w.BTH.Flags&wire.FlagPathInit != 0 && !nic.psns.Negative(nic.psns.Dist(nic.srx.Cum(idx), w.BTH.PSN)) {
-		nic.srx.Init(idx, w.BTH.PSN)
+	res := nic.srx.PacketInit(idx, w.BTH.PSN, w.BTH.Flags&wire.FlagAckReq != 0, w.BTH.Flags&wire.FlagPathInit != 0)
+	if res.PathInit {
 		nic.cnt["path_inits"]++
 	}
-	res := nic.srx.Packet(idx, w.BTH.PSN, w.BTH.Flags&wire.FlagAckReq != 0)
 	if res.Class == sack.ClassNew {
 		cn.rxMsg[uint64(w.BTH.StreamID)<<32|uint64(w.BTH.MSN)] = fr.msgID
 		d, err := placement.DescFromPacket(w)
