@@ -106,6 +106,7 @@ type NIC struct {
 	flushOn bool
 	// The gather window of newcomers' first ACKs (receiveSide): open while gatherStart != 0.
 	gathered               []*owedAck
+	announced              []*owedAck // answered ANNOUNCEs that a later window may refresh (announce.go)
 	gatherStart, gatherEnd fabric.Time
 	wakeAt                 fabric.Time // a fill is scheduled for this time (0: none)
 	linkMb                 float64
@@ -215,6 +216,9 @@ func (nic *NIC) Pull(now fabric.Time, port int) *fabric.Packet {
 	case len(nic.ctrlQ[port]) > 0:
 		p = nic.ctrlQ[port][0]
 		nic.ctrlQ[port] = nic.ctrlQ[port][1:]
+		if a := p.Payload.(*frame).w.Announce; a != nil {
+			a.Timestamp = uint32(now.NS())
+		}
 	case len(nic.dataQ[port]) > 0:
 		p = nic.dataQ[port][0]
 		nic.dataQ[port] = nic.dataQ[port][1:]
@@ -252,6 +256,8 @@ func (nic *NIC) Receive(now fabric.Time, port int, p *fabric.Packet) {
 		nic.onAck(w)
 	case wire.OpNak:
 		nic.onNak(w)
+	case wire.OpAnnounce:
+		nic.onAnnounce(p, w)
 	}
 	nic.fill()
 	nic.startTimer()

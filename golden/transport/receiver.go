@@ -101,8 +101,13 @@ func (nic *NIC) answerNewcomers() {
 		return
 	}
 	nic.gatherStart = 0
+	nic.refreshAnnounced(now) // announce.go
 	for _, o := range nic.gathered {
 		nic.cnt["gathered_acks"]++
+		if o.announce {
+			nic.answerAnnounce(o) // announce.go
+			continue
+		}
 		if o.cn.owed[o.path] != nil { // a later packet on the path left a fresher held-back ACK
 			o = o.cn.owed[o.path]
 		}
@@ -124,6 +129,10 @@ type owedAck struct {
 	at   fabric.Time // when it must go at the latest
 	// arrived is when the packet it answers arrived (gathered first ACKs).
 	arrived fabric.Time
+	// announce: it answers an ANNOUNCE (announce.go), not a data packet; told: it was
+	// answered, with rate hint hint.
+	announce, told bool
+	hint           uint16
 }
 
 // owe records (or refreshes) the path's held-back ACK and makes sure a flush is scheduled.
@@ -230,6 +239,6 @@ func (nic *NIC) sendNak(p *fabric.Packet, data *wire.Packet, code wire.NakCode, 
 func (nic *NIC) sendCtrl(p *fabric.Packet, w *wire.Packet) {
 	k := p.Plane
 	nic.ctrlQ[k] = append(nic.ctrlQ[k], &fabric.Packet{Dst: p.Src, SrcPort: p.SrcPort, DstPort: p.DstPort, Proto: 17,
-		Bytes: nic.frameBytes(w), Payload: &frame{w: w}})
+		Bytes: nic.frameBytes(w), Control: true, Payload: &frame{w: w}})
 	nic.nw.net.Kick(nic.host, k)
 }
