@@ -30,9 +30,9 @@ func (d *dropAnnounces) Receive(now fabric.Time, port int, p *fabric.Packet) {
 // the share of all senders and the ANNOUNCE's own timestamp.
 func TestAnnounceCountsTheSenderAndIsAnswered(t *testing.T) {
 	w := newWorld(t, smallTopo(), DefaultConfig())
-	sent := map[int]uint32{} // sender -> its ANNOUNCE's timestamp
+	sent := map[int]uint32{}            // sender -> its ANNOUNCE's timestamp
 	answers := map[int][]*wire.Packet{} // sender -> the answers to its ANNOUNCE
-	counted := map[int]int{} // sender -> receiver's count when its first data packet arrived
+	counted := map[int]int{}            // sender -> receiver's count when its first data packet arrived
 	firstData := map[int]bool{}
 	w.net.OnDeliver = func(now fabric.Time, host, port int, p *fabric.Packet) {
 		fw := p.Payload.(*frame).w
