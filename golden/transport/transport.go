@@ -25,11 +25,13 @@
 // packet of a message asks for an immediate ACK.
 //
 // A connection that has not yet heard from its receiver keeps one packet in flight, asking for
-// an immediate ACK (the first-RTT gate): the first ACK brings the receiver's rate hint and the
-// connection's base RTT, so an incast's first round trip sends one packet per sender instead of
-// every sender's initial window (64 × 128 KiB overflowed a 1 MB switch buffer). New packets are
-// paced at the last rate hint (the window bounds what is in flight; the pacer spreads it and
-// realises shares below one packet per RTT).
+// an immediate ACK (the first-RTT gate), and sends an ANNOUNCE just ahead of it (announce.go):
+// the first ACK, usually the ANNOUNCE's answer, brings the receiver's rate hint and an RTT
+// sample, so an incast's first round trip sends one packet per sender instead of every sender's
+// initial window (64 × 128 KiB overflowed a 1 MB switch buffer). New packets are paced at the
+// last rate hint (the window bounds what is in flight; the pacer spreads it and realises shares
+// below one packet per RTT). ACKs, NAKs and ANNOUNCEs travel in the fabric's strict-priority
+// control class (fabric.Packet.Control).
 //
 // # Loss recovery (no go-back-N anywhere)
 //
@@ -62,7 +64,9 @@
 // data here within HintWindow. A newcomer's first ACK (a connection that starts sending here) is
 // held until no other newcomer has arrived for Gather (2 µs, at most MaxGather = 25 µs after the
 // first), so that every sender of an incast is told the share of all of them; the held ACK's
-// echo is advanced by the hold, keeping it out of the RTT sample. Completions leave placement
+// echo is advanced by the hold, keeping it out of the RTT sample. An ANNOUNCE makes its connection
+// a newcomer when it arrives, ahead of the connection's first data packet, and is answered in the
+// same window (announce.go). Completions leave placement
 // in stream order; each completed
 // message is read back from host memory and verified byte for byte (golden/traffic).
 //
