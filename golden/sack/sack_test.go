@@ -133,7 +133,7 @@ func TestAckPolicies(t *testing.T) {
 		{config.AckOnGap, 1, []bool{false, false, true, false}, []bool{false, false, true, false}},
 	}
 	for _, tc := range tests {
-		p := testParams(t, func(c *config.Config) { c.AckPolicy = config.AckPolicy{Mode: tc.mode, EveryN: tc.n} })
+		p := testParams(t, func(c *config.Config) { c.AckPolicy.Mode, c.AckPolicy.EveryN = tc.mode, tc.n })
 		r := NewReceiver(p)
 		var got []bool
 		for i, req := range tc.ackReq {
@@ -142,7 +142,7 @@ func TestAckPolicies(t *testing.T) {
 		require.Equal(t, tc.want, got, "%s/%d", tc.mode, tc.n)
 	}
 	// A gap, a duplicate and an old packet always make an ACK due.
-	p := testParams(t, func(c *config.Config) { c.AckPolicy = config.AckPolicy{Mode: config.AckOnGap, EveryN: 1} })
+	p := testParams(t, func(c *config.Config) { c.AckPolicy.Mode, c.AckPolicy.EveryN = config.AckOnGap, 1 })
 	r := NewReceiver(p)
 	require.False(t, r.Packet(0, 0, false).AckDue)
 	require.True(t, r.Packet(0, 2, false).AckDue)
