@@ -99,6 +99,27 @@ func TestIncast64Converges(t *testing.T) {
 	require.Equal(t, uint64(64), r.Counters["announces_received"])
 }
 
+// TestIncastWithoutAnnounce: rate_hint.announce off in the NIC configuration reaches the
+// transport: no sender announces, the receiver counts each at its first data packet, and the
+// incast still converges, no sooner than with ANNOUNCE, with every message verified.
+func TestIncastWithoutAnnounce(t *testing.T) {
+	o := small("incast")
+	o.Incast = 8
+	o.NIC.RateHint.Announce = false
+	r, err := Run(o)
+	require.NoError(t, err)
+	requireVerified(t, &r.Figures)
+	require.Zero(t, r.Counters["announces_sent"])
+	require.Zero(t, r.Counters["announces_received"])
+	require.NotNil(t, r.ConvergenceRTTs)
+	oOn := small("incast")
+	oOn.Incast = 8
+	on, err := Run(oOn)
+	require.NoError(t, err)
+	require.NotNil(t, on.ConvergenceRTTs)
+	require.GreaterOrEqual(t, *r.ConvergenceRTTs, *on.ConvergenceRTTs, "ANNOUNCE never slows convergence")
+}
+
 func TestPlanesScenario(t *testing.T) {
 	o := small("planes")
 	o.Hosts, o.DurationUs = 8, 100
