@@ -92,6 +92,11 @@ type RateHint struct {
 	WindowNS int `yaml:"window_ns" json:"window_ns"`
 	// ScanNS is the period of the activity scan that applies WindowNS.
 	ScanNS int `yaml:"scan_ns" json:"scan_ns"`
+	// Announce: a connection sends an ANNOUNCE ahead of its first data packet, so that its
+	// receiver counts it for the hint and answers it before the data arrives
+	// (docs/wire-format.md §10.1). Off, senders never announce; a receiver with the hint on
+	// answers every ANNOUNCE it gets either way.
+	Announce bool `yaml:"announce" json:"announce"`
 }
 
 // Pipeline holds micro-architecture options.
@@ -179,7 +184,7 @@ func Default() Config {
 		ResetStyle:              ResetSyncHigh,
 		TargetClockMHz:          100,
 		AckPolicy:               AckPolicy{Mode: AckEveryN, EveryN: 4, DelayNS: 2000, GatherNS: 2000, MaxGatherNS: 25_000},
-		RateHint:                RateHint{Enabled: true, LinkGbps: 100, WindowNS: 100_000, ScanNS: 5000},
+		RateHint:                RateHint{Enabled: true, LinkGbps: 100, WindowNS: 100_000, ScanNS: 5000, Announce: true},
 		Pipeline:                Pipeline{TreeRegisterEvery: 0},
 		Window: Window{
 			InitCwnd:        16,

@@ -62,10 +62,25 @@ func TestParseErrorsNameFieldAndValue(t *testing.T) {
 		{"psn too narrow for window", "sack_width: 1024\npsn_width: 11\n", "psn_width", "11"},
 		{"table too large", "connections: 4096\npaths_per_connection: 64\n", "connections", "4096"},
 		{"negative seed", "seed: -1\n", "seed", "-1"},
+		{"announce not a bool", "rate_hint:\n  announce: sometimes\n", "rate_hint.announce", `"sometimes"`},
+		{"announced sender expires before its answer", "ack_policy:\n  max_gather_ns: 50000\nrate_hint:\n  window_ns: 40000\n",
+			"rate_hint.window_ns", "40000"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { requireFieldError(t, tc.yaml, tc.wantField, tc.wantValue) })
 	}
+}
+
+func TestAnnounceSwitch(t *testing.T) {
+	require.True(t, Default().RateHint.Announce, "on by default")
+	c, err := Parse([]byte("rate_hint:\n  announce: false\n"))
+	require.NoError(t, err)
+	require.False(t, c.RateHint.Announce)
+	require.NotEqual(t, Default().Hash(), c.Hash())
+	// Without announces, the hint window is not bound by the gather window.
+	c, err = Parse([]byte("ack_policy:\n  max_gather_ns: 50000\nrate_hint:\n  window_ns: 40000\n  announce: false\n"))
+	require.NoError(t, err)
+	require.Equal(t, 40000, c.RateHint.WindowNS)
 }
 
 func TestLoadErrorsAreConfigErrors(t *testing.T) {

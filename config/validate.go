@@ -76,6 +76,14 @@ func (c Config) Validate() error {
 		func() error { return inRange("rate_hint.window_ns", c.RateHint.WindowNS, 1000, 100_000_000) },
 		func() error { return inRange("rate_hint.scan_ns", c.RateHint.ScanNS, 100, 100_000_000) },
 		func() error {
+			// An announced sender is counted before its data arrives: it must stay counted at
+			// least until its answer leaves (the gather close, at most max_gather_ns later).
+			if c.RateHint.Announce {
+				return inRange("rate_hint.window_ns", c.RateHint.WindowNS, max(1000, c.AckPolicy.MaxGatherNS), 100_000_000)
+			}
+			return nil
+		},
+		func() error {
 			return inRange("pipeline.tree_register_every", c.Pipeline.TreeRegisterEvery, 0, 10)
 		},
 		func() error { return inRange("window.init_cwnd", c.Window.InitCwnd, 1, 1024) },

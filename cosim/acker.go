@@ -31,21 +31,26 @@ type ackerKnobs struct {
 	OutReady  float64 // the ACK output is ready in a given cycle
 	Saturate  float64 // a path receives a burst of 70,000 CE-marked packets (ECN saturation)
 	WrapClock bool    // the clock starts just below 2^32 ns (32-bit timestamps and arrivals wrap)
+	Announce  float64 // a packet event is an ANNOUNCE instead (its path's latest cum, or a random one)
 }
 
 var ackerScenarios = map[string]ackerKnobs{
-	"random": {DtMax: 900, Idle: 0.1, Jump: 0.002, New: 0.75, Due: 0.3, CE: 0.2, OutReady: 0.8, WrapClock: true},
+	"random": {DtMax: 900, Idle: 0.1, Jump: 0.002, New: 0.75, Due: 0.3, CE: 0.2, OutReady: 0.8, WrapClock: true, Announce: 0.05},
 	// Incast: newcomers arrive in bursts (gather windows with many entries), then go quiet
 	// long enough to expire and come back.
-	"incast": {DtMax: 300, Idle: 0.05, Jump: 0.01, New: 0.9, Due: 0.5, CE: 0.3, OutReady: 1},
+	"incast": {DtMax: 300, Idle: 0.05, Jump: 0.01, New: 0.9, Due: 0.5, CE: 0.3, OutReady: 1, Announce: 0.05},
 	// Delayed ACKs: mostly new packets the policy does not answer, with immediate ACKs in
 	// between on the same few paths, so stale deadlines fill the queue until it overflows.
-	"delayed": {DtMax: 16, Idle: 0.02, New: 0.6, Due: 0.02, CE: 0.1, Conns: 2, Paths: 2, OutReady: 1},
+	"delayed": {DtMax: 16, Idle: 0.02, New: 0.6, Due: 0.02, CE: 0.1, Conns: 2, Paths: 2, OutReady: 1, Announce: 0.01},
 	// Backpressure: the ACK output is ready a third of the time.
-	"backpressure": {DtMax: 600, Idle: 0.1, Jump: 0.002, New: 0.75, Due: 0.3, CE: 0.2, OutReady: 0.33},
+	"backpressure": {DtMax: 600, Idle: 0.1, Jump: 0.002, New: 0.75, Due: 0.3, CE: 0.2, OutReady: 0.33, Announce: 0.05},
 	// ECN saturation: bursts of 70,000 CE-marked packets beyond the window on one path (counted,
 	// never answered) before its next ACK.
-	"saturate": {DtMax: 2, Idle: 0, New: 1, Due: 0, CE: 1, Conns: 1, Paths: 1, OutReady: 1, Saturate: 0.5},
+	"saturate": {DtMax: 2, Idle: 0, New: 1, Due: 0, CE: 1, Conns: 1, Paths: 1, OutReady: 1, Saturate: 0.5, Announce: 0.001},
+	// Announce: incast waves led by ANNOUNCEs, newcomers spaced about a gather window apart (so
+	// windows close between waves and earlier answers are refreshed), quiet spells long enough
+	// for every sender to expire and announce again, the output ready most of the time.
+	"announce": {DtMax: 2500, Idle: 0.1, Jump: 0.05, New: 0.8, Due: 0.4, CE: 0.2, OutReady: 0.7, Announce: 0.35},
 }
 
 // AckerScenarios lists the scenario names, sorted.
@@ -62,11 +67,15 @@ func AckerScenarios() []string {
 type ackerOp struct {
 	now uint64
 	pkt *acker.Input
+	ann bool // pkt is an ANNOUNCE: its Conn, Path, TS and Res.Cum only
 }
 
 func (o ackerOp) String() string {
 	if o.pkt == nil {
 		return fmt.Sprintf("time passes to %d ns", o.now)
+	}
+	if o.ann {
+		return fmt.Sprintf("ANNOUNCE at %d ns: conn %d path %d cum %d ts %d", o.now, o.pkt.Conn, o.pkt.Path, o.pkt.Res.Cum, o.pkt.TS)
 	}
 	p := o.pkt
 	return fmt.Sprintf("packet at %d ns: conn %d path %d class %d cum %d due %v ce %v ts %d", o.now, p.Conn, p.Path,
@@ -79,6 +88,7 @@ type ackerPorts struct {
 	pDue, aValid, aReady, aKind, aConn, aPath, aCum, aBM, aECN verilator.Field
 	aHint, aTS, wValid, wAt, idle, busy, active                verilator.Field
 	cImm, cDel, cGat, cNew, cExp, cOvf                         verilator.Field
+	pAnn, cAnn, cIgn, cAns, cRef                               verilator.Field
 }
 
 func bindAckerPorts(lay *verilator.Layout, resetPort string) (*ackerPorts, error) {
@@ -95,6 +105,8 @@ func bindAckerPorts(lay *verilator.Layout, resetPort string) (*ackerPorts, error
 	p.idle, p.busy, p.active = out("idle"), out("busy"), out("active")
 	p.cImm, p.cDel, p.cGat = out("cnt_immediate"), out("cnt_delayed"), out("cnt_gathered")
 	p.cNew, p.cExp, p.cOvf = out("cnt_newcomers"), out("cnt_expired"), out("cnt_overflows")
+	p.pAnn, p.cAnn, p.cIgn = in("s_pkt_announce"), out("cnt_announces"), out("cnt_announces_ignored")
+	p.cAns, p.cRef = out("cnt_announce_answers"), out("cnt_refreshes")
 	return &p, b.err
 }
 
@@ -123,9 +135,10 @@ func BuildAckerModel(ctx context.Context, opt Options, trace bool) (*verilator.L
 	return buildUnit(ctx, opt, hdlacker.New, (*hdlacker.Unit).Module, trace)
 }
 
-// RunAcker co-simulates rx_acker against golden/acker. Packets counts classified data packets;
-// Counts holds the ACKs by kind, newcomers, expiries and deadline-queue overflows, and the
-// cycles the scheduler spent per packet (docs/acker.md).
+// RunAcker co-simulates rx_acker against golden/acker. Packets counts classified data packets
+// and ANNOUNCEs; Counts holds the ACKs by kind, newcomers, expiries, deadline-queue overflows,
+// ANNOUNCEs (taken, ignored, answered, refreshed), and the cycles the scheduler spent per event
+// (docs/acker.md).
 func RunAcker(ctx context.Context, opt Options) (*Result, error) {
 	k, ok := ackerScenarios[opt.Scenario]
 	if !ok {
@@ -143,7 +156,7 @@ var errTraceDone = errors.New("cosim: trace window written")
 // maxAckerCycles bounds the cycles one event may take besides its scans (a gather close of
 // every connection, the whole deadline queue): beyond it, and one scan of every connection per
 // scan period the clock moved, the RTL is hung.
-func maxAckerCycles(u *hdlacker.Unit) int { return 16 + 4*(u.P.Conns+u.DQ+u.GQ) }
+func maxAckerCycles(u *hdlacker.Unit) int { return 16 + 4*(2*u.P.Conns+u.DQ+u.GQ) }
 
 func runAcker(ctx context.Context, lib *verilator.Library, u *hdlacker.Unit, k ackerKnobs, opt Options, traceAt int64) (*Result, *Mismatch, error) {
 	m, err := lib.New()
@@ -237,7 +250,8 @@ func runAcker(ctx context.Context, lib *verilator.Library, u *hdlacker.Unit, k a
 	if k.Paths > 0 {
 		paths = min(paths, k.Paths)
 	}
-	burst := 0 // CE-marked packets left in a saturation burst
+	burst := 0                   // CE-marked packets left in a saturation burst
+	cumOf := map[[2]int]uint32{} // each path's latest cum, for its ANNOUNCEs
 	cycles := 0
 	base := maxAckerCycles(u)
 	prev := now
@@ -276,12 +290,25 @@ func runAcker(ctx context.Context, lib *verilator.Library, u *hdlacker.Unit, k a
 				burst--
 				p.Conn, p.Path = 0, 0
 				p.Res.Class, p.Res.AckDue = sack.ClassBeyond, false
+			} else if k.Announce > 0 && rng.Float64() < k.Announce {
+				// An ANNOUNCE carries the path's current cum (sometimes any value).
+				op.ann = true
+				if c, ok := cumOf[[2]int{p.Conn, p.Path}]; ok && rng.IntN(8) != 0 {
+					p.Res.Cum = c
+				}
+			}
+			if !op.ann {
+				cumOf[[2]int{p.Conn, p.Path}] = p.Res.Cum
 			}
 			op.pkt = &p
 		}
 		var acks []acker.Ack
 		if op.pkt != nil {
-			acks, err = gold.Packet(now, *op.pkt)
+			if op.ann {
+				acks, err = gold.Announce(now, op.pkt.Conn, op.pkt.Path, op.pkt.TS, op.pkt.Res.Cum)
+			} else {
+				acks, err = gold.Packet(now, *op.pkt)
+			}
 			if err != nil {
 				return nil, nil, err
 			}
@@ -304,6 +331,7 @@ func runAcker(ctx context.Context, lib *verilator.Library, u *hdlacker.Unit, k a
 			pt.pCum.Set(in, uint64(p.Res.Cum))
 			pt.pBM.SetWords(in, p.Res.Bitmap.Words32())
 			pt.pDue.Set(in, b2u(p.Res.AckDue))
+			pt.pAnn.Set(in, b2u(op.ann))
 		}
 		// The scans the clock jumped over run one after another.
 		limit := base + int((now-prev)/u.P.Scan+1)*(u.P.Conns+2)
@@ -345,7 +373,9 @@ func runAcker(ctx context.Context, lib *verilator.Library, u *hdlacker.Unit, k a
 		rtl  verilator.Field
 		gold uint64
 	}{{"immediate", pt.cImm, c.Immediate}, {"delayed", pt.cDel, c.Delayed}, {"gathered", pt.cGat, c.Gathered},
-		{"newcomers", pt.cNew, c.Newcomers}, {"expired", pt.cExp, c.Expired}, {"overflows", pt.cOvf, c.Overflows}}
+		{"newcomers", pt.cNew, c.Newcomers}, {"expired", pt.cExp, c.Expired}, {"overflows", pt.cOvf, c.Overflows},
+		{"announces", pt.cAnn, c.Announces}, {"announces_ignored", pt.cIgn, c.AnnouncesIgnored},
+		{"announce_answers", pt.cAns, c.Announced}, {"refreshes", pt.cRef, c.Refreshed}}
 	for _, x := range counters {
 		if got := x.rtl.Get(outb); got != x.gold&0xffffffff {
 			return res, &Mismatch{Stream: "counters", Transaction: 0, Cycle: cycle, Input: "end of run",

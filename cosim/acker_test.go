@@ -30,6 +30,18 @@ var ackerCoverage = map[string][]string{
 	"delayed":      {"immediate", "overflows"},
 	"backpressure": {"immediate", "delayed", "gathered", "expired"},
 	"saturate":     {"delayed"},
+	"announce":     {"gathered", "newcomers", "expired", "immediate", "delayed"},
+}
+
+// ackerAnnounceCoverage is what each scenario must exercise of ANNOUNCEs with hints on (with
+// hints off every ANNOUNCE is ignored).
+var ackerAnnounceCoverage = map[string][]string{
+	"random":       {"announces", "announces_ignored", "announce_answers"},
+	"incast":       {"announces", "announces_ignored", "announce_answers"},
+	"delayed":      {"announces", "announces_ignored"},
+	"backpressure": {"announces", "announces_ignored", "announce_answers"},
+	"saturate":     {"announces"},
+	"announce":     {"announces", "announces_ignored", "announce_answers", "refreshes"},
 }
 
 // TestAckerScenarios runs every scenario on the default configuration and on a 3 x 3 table
@@ -50,6 +62,15 @@ func TestAckerScenarios(t *testing.T) {
 				for _, k := range ackerCoverage[sc] {
 					require.Positive(t, res.Counts[k], "scenario %s must exercise %s", sc, k)
 				}
+				if !c.RateHint.Enabled {
+					require.Positive(t, res.Counts["announces"])
+					require.Equal(t, res.Counts["announces"], res.Counts["announces_ignored"], "hints off: every ANNOUNCE ignored")
+					return
+				}
+				for _, k := range ackerAnnounceCoverage[sc] {
+					require.Positive(t, res.Counts[k], "scenario %s must exercise %s", sc, k)
+				}
+				t.Logf("%s: %v", sc, res.Counts)
 			})
 		}
 	}
@@ -71,6 +92,15 @@ func TestAckerCatchesTemplateFaults(t *testing.T) {
 		{"stale deadline not recognised", "random",
 			"wire dq_hit = s_valid && !s_gathered && (slot_rd[S_DL +: 64] == dq_head_dl);",
 			"wire dq_hit = s_valid && !s_gathered;", "", false},
+		{"refresh bound twice the gather bound", "announce",
+			"wire a_stale = (t_op - ann_rd[A_ARR +: 64]) > MAX_GATHER;",
+			"wire a_stale = (t_op - ann_rd[A_ARR +: 64]) > {MAX_GATHER[62:0], 1'b0};", "", false},
+		{"refresh tells the hint it told before", "announce",
+			"            out_hint_next = hint_now;\n            out_ts_next = ann_rd[A_TS +: 32];\n            cnt_ref_next",
+			"            out_hint_next = a_hint;\n            out_ts_next = ann_rd[A_TS +: 32];\n            cnt_ref_next", "Hint", false},
+		{"announce answer echo advanced by the hold", "announce",
+			"            out_ts_next = ann_rd[A_TS +: 32];\n            cnt_ans_next",
+			"            out_ts_next = ann_rd[A_TS +: 32] + (t_op[31:0] - ann_rd[A_ARR +: 32]);\n            cnt_ans_next", "TS", false},
 		{"scan expires at the window, not after it", "incast",
 			"wire expire = conn_rd[0] && (idle_for > HINT_WINDOW);",
 			"wire expire = conn_rd[0] && (idle_for >= HINT_WINDOW - 64'd1000);", "", false},

@@ -117,8 +117,8 @@ func TestParserCosimCatchesFaults(t *testing.T) {
 		{"icrc not checked", "rx_parser",
 			"wire chk_bad_icrc = ~crc_raw != v_tr;", "wire chk_bad_icrc = 1'b0;", "hdr", "Reason", false},
 		{"checks out of order", "rx_parser",
-			"wire chk_unknown_opcode = !op_data && !op_ack && !op_nak;",
-			"wire chk_unknown_opcode = !op_data && !op_ack && !op_nak && !chk_bad_flags;", "hdr", "Reason", false},
+			"wire chk_unknown_opcode = !op_data && !op_ack && !op_nak && !op_announce;",
+			"wire chk_unknown_opcode = !op_data && !op_ack && !op_nak && !op_announce && !chk_bad_flags;", "hdr", "Reason", false},
 		{"payload aligner one byte off", "rx_parser_payload",
 			"pair[{1'b0, q_shift, 3'b000} +:", "pair[{1'b0, q_shift, 3'b000} + 8 +:", "payload", "rtl", false},
 	}

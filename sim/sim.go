@@ -91,8 +91,9 @@ type runSpec struct {
 func newHosts(proto string, n *fabric.Network, l *traffic.Ledger, s runSpec) ([]traffic.Host, error) {
 	switch proto {
 	case MetaRoCE:
-		cfg := transport.DefaultConfig()
-		cfg.NIC = s.nic
+		// The receive side's timers, the hint window and ANNOUNCE come from the run's NIC
+		// configuration (ack_policy, rate_hint); the scenario says whether hints are on.
+		cfg := transport.ConfigFor(s.nic)
 		cfg.RateHints = s.hints
 		tn, err := transport.New(n, l, cfg)
 		if err != nil {

@@ -76,6 +76,48 @@ func TestIncastScenario(t *testing.T) {
 	require.Zero(t, r.FabricDrops["tail_drop"], "the first-RTT gate and the hints keep the buffer from overflowing")
 	require.Greater(t, r.Contrast.PeakQueueBytes, 2*r.PeakQueueBytes, "without hints the queue grows far higher")
 	require.Greater(t, *r.JainFairness, 0.95)
+	require.Equal(t, uint64(8), r.Counters["announces_answered"]-r.Counters["announces_refreshed"], "every sender announced and answered")
+}
+
+// TestIncast64Converges: the full 64:1 point (a second of wall time): every sender within 10%
+// of its share within 2 base RTTs of the start with hints on, not within the run without them,
+// with no tail drop and a queue far below the hints-off run's.
+func TestIncast64Converges(t *testing.T) {
+	o := small("incast")
+	o.Incast, o.Hosts, o.DurationUs = 64, 0, 0
+	r, err := Run(o)
+	require.NoError(t, err)
+	requireVerified(t, &r.Figures)
+	requireVerified(t, r.Contrast)
+	require.NotNil(t, r.ConvergenceRTTs)
+	require.LessOrEqual(t, *r.ConvergenceRTTs, 2.0)
+	require.Nil(t, r.Contrast.ConvergenceRTTs, "hints off: the AIMD windows never settle within 10%")
+	require.Zero(t, r.FabricDrops["tail_drop"])
+	require.Greater(t, r.Contrast.FabricDrops["tail_drop"], uint64(0))
+	require.Greater(t, r.Contrast.PeakQueueBytes, 2*r.PeakQueueBytes)
+	require.Greater(t, *r.JainFairness, 0.99)
+	require.Equal(t, uint64(64), r.Counters["announces_received"])
+}
+
+// TestIncastWithoutAnnounce: rate_hint.announce off in the NIC configuration reaches the
+// transport: no sender announces, the receiver counts each at its first data packet, and the
+// incast still converges, no sooner than with ANNOUNCE, with every message verified.
+func TestIncastWithoutAnnounce(t *testing.T) {
+	o := small("incast")
+	o.Incast = 8
+	o.NIC.RateHint.Announce = false
+	r, err := Run(o)
+	require.NoError(t, err)
+	requireVerified(t, &r.Figures)
+	require.Zero(t, r.Counters["announces_sent"])
+	require.Zero(t, r.Counters["announces_received"])
+	require.NotNil(t, r.ConvergenceRTTs)
+	oOn := small("incast")
+	oOn.Incast = 8
+	on, err := Run(oOn)
+	require.NoError(t, err)
+	require.NotNil(t, on.ConvergenceRTTs)
+	require.GreaterOrEqual(t, *r.ConvergenceRTTs, *on.ConvergenceRTTs, "ANNOUNCE never slows convergence")
 }
 
 func TestPlanesScenario(t *testing.T) {

@@ -14,8 +14,11 @@
 // Per (connection, path): the ECN count (CE-marked data packets since the path's last ACK,
 // saturating at 0xFFFF) and one held ACK slot {kind delayed or gathered, cumulative PSN,
 // bitmap, timestamp, arrival time, deadline}. Per connection: the time of its last data packet
-// and whether the rate hint counts it as active. Per NIC: the number of active connections, a
-// FIFO of delayed-ACK deadlines, the gather window and the FIFO of gathered paths.
+// (or ANNOUNCE), whether the rate hint counts it as active, and its announce record {held (an
+// answer waits for the gather close), told (answered: a later close may refresh it), path,
+// cumulative PSN, timestamp, arrival time, the hint last told}. Per NIC: the number of active
+// connections, a FIFO of delayed-ACK deadlines, the gather window and the FIFO of gathered
+// entries (a data path's held ACK, or a connection's held announce answer).
 //
 // # A data packet (Packet)
 //
@@ -35,14 +38,32 @@
 //
 // Packets of other classes (beyond the window, or old/duplicate ones the policy does not answer)
 // send nothing. "Refresh" replaces the slot's cumulative PSN, bitmap, timestamp and arrival time
-// and keeps its kind and deadline.
+// and keeps its kind and deadline. Last, whatever the class, a packet on the path of its
+// connection's announce record sets the record's cumulative PSN to the packet's (so that an
+// announce answer always carries the path's current cumulative point).
+//
+// # An ANNOUNCE (Announce; docs/wire-format.md §10.1)
+//
+// A connection announces itself ahead of its first data packet; the transport passes the
+// announced path's current cumulative PSN (golden/sack) with it. Every timer due at or before
+// now fires first. A receiver with hints off (an all-zero table) ignores it, and so does one
+// that already counts the connection (its data ACKs carry the hint). Otherwise the connection
+// becomes active exactly as a data newcomer does (last-data time now, the count, the gather
+// window), and its announce record is set {held, not told, path, cum, timestamp, arrival now};
+// unless it was already held, the connection joins the gathered FIFO. An ANNOUNCE never touches
+// a slot or an ECN count.
 //
 // # Timers (Advance), in time order; at equal times delayed ACKs, then the gather, then the scan
 //
 //   - Delayed ACK: the oldest deadline; sent if the path still holds that delayed ACK.
-//   - Gather close: every gathered path still holding its gathered ACK is answered in the order
-//     the newcomers arrived, with the timestamp echo advanced by the time the ACK was held (so
-//     the sender's RTT sample leaves the gather window out).
+//   - Gather close, with H = Hints[active] at that time: first the refresh walk, over the
+//     connections in index order: a told announce record whose ANNOUNCE arrived more than
+//     MaxGather before the close stops being told; one whose last told hint h differs from H
+//     by more than a tenth (10·|h−H| > H) is answered again (kind Announce) and remembers H.
+//     Then every gathered entry, in the order the newcomers arrived: a path still holding its
+//     gathered ACK is answered with the timestamp echo advanced by the time the ACK was held
+//     (so the sender's RTT sample leaves the gather window out); a connection whose announce
+//     record is still held is answered (kind Announce) and its record becomes told with hint H.
 //   - Activity scan, every Scan while a connection is active (the first Scan after the first
 //     connection became active; a scan that leaves none active stops them): a connection with
 //     no data for more than HintWindow stops counting.
@@ -50,7 +71,12 @@
 // An ACK carries the slot's (or the packet's) cumulative PSN and bitmap, the path's ECN count
 // (then cleared) and the rate hint Hints[active] (the receiver's link rate divided among the
 // active connections, in wire.RateHintUnitMbps units, between 1 and 0xFFFF; 0 when hints are
-// off).
+// off). An announce answer (kind Announce, first answer or refresh) carries the record's path
+// and cumulative PSN, no SACK bits, ECN 0 (the path's count and held slot are left alone), the
+// hint, and the ANNOUNCE's own timestamp as echo, not advanced by the hold: nothing on the path
+// left before the ANNOUNCE, so the sender's loss inference from the echo finds nothing, and a
+// header-only packet's round trip plus the hold is no shorter than a data packet's, so it
+// cannot lower the sender's base RTT.
 package acker
 
 import (
@@ -74,6 +100,16 @@ type Params struct {
 	// Hints[k] is the rate hint when k connections are active (len Conns+1; Hints[0] unused).
 	// All zero: hints are off.
 	Hints []uint16
+}
+
+// HintsOn says whether the table gives any hint (an all-zero table is hints off).
+func (p Params) HintsOn() bool {
+	for _, h := range p.Hints {
+		if h != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // HintTable is the rate-hint table for a receiver of linkMbps: the link divided among k active
@@ -131,10 +167,11 @@ const (
 	Immediate Kind = iota // the policy made it due
 	Delayed               // a held ACK whose delay ran out
 	Gathered              // a newcomer's answer at the close of the gather window
+	Announce              // an ANNOUNCE's answer (or its refresh) at the close of the gather window
 )
 
 func (k Kind) String() string {
-	return [...]string{"immediate", "delayed", "gathered"}[k]
+	return [...]string{"immediate", "delayed", "gathered", "announce"}[k]
 }
 
 // Ack is one ACK to send.
@@ -153,6 +190,26 @@ type Counters struct {
 	Immediate, Delayed, Gathered uint64
 	Newcomers, Expired           uint64
 	Overflows                    uint64 // delayed ACKs sent at once because the deadline queue was full
+	// ANNOUNCEs received, those ignored (hints off, or the connection already counted), their
+	// first answers and their refreshes.
+	Announces, AnnouncesIgnored, Announced, Refreshed uint64
+}
+
+// announcement is a connection's announce record.
+type announcement struct {
+	held, told bool
+	path       int
+	cum        uint32
+	ts         uint32
+	arrived    uint64
+	hint       uint16 // the hint last told
+}
+
+// gEntry is one entry of the gathered FIFO: a path's held ACK, or (announce) the held answer
+// to the ANNOUNCE of connection idx/Paths.
+type gEntry struct {
+	idx      int
+	announce bool
 }
 
 type slot struct {
@@ -177,9 +234,10 @@ type Acker struct {
 	slots    []slot
 	lastData []uint64
 	active   []bool
+	ann      []announcement
 	count    int
-	delayed  []due // FIFO, deadlines non-decreasing
-	gathered []int // FIFO of path indices
+	delayed  []due    // FIFO, deadlines non-decreasing
+	gathered []gEntry // FIFO
 	gOpen    bool
 	gStart   uint64
 	gEnd     uint64
@@ -195,7 +253,7 @@ func New(p Params) (*Acker, error) {
 	}
 	n := p.Conns * p.Paths
 	return &Acker{p: p, ecn: make([]uint16, n), slots: make([]slot, n), lastData: make([]uint64, p.Conns),
-		active: make([]bool, p.Conns)}, nil
+		active: make([]bool, p.Conns), ann: make([]announcement, p.Conns)}, nil
 }
 
 // Active is the number of connections counted by the rate hint.
@@ -238,11 +296,33 @@ func (a *Acker) Advance(now uint64) []Ack {
 			}
 		case a.gOpen && a.gEnd == t:
 			a.gOpen = false
-			for _, idx := range a.gathered {
-				s := &a.slots[idx]
+			hint := a.p.Hints[a.count]
+			for c := range a.ann {
+				r := &a.ann[c]
+				switch {
+				case !r.told:
+				case t-r.arrived > a.p.MaxGather:
+					r.told = false
+				case 10*absDiff(r.hint, hint) > int(hint):
+					r.hint = hint
+					a.Counters.Refreshed++
+					out = append(out, a.answer(c))
+				}
+			}
+			for _, g := range a.gathered {
+				if g.announce {
+					c := g.idx / a.p.Paths
+					if r := &a.ann[c]; r.held {
+						r.held, r.told, r.hint = false, true, hint
+						a.Counters.Announced++
+						out = append(out, a.answer(c))
+					}
+					continue
+				}
+				s := &a.slots[g.idx]
 				if s.valid && s.kind == Gathered {
 					a.Counters.Gathered++
-					out = append(out, a.send(idx, Gathered, s.cum, s.bitmap, s.ts+uint32(t-s.arrived)))
+					out = append(out, a.send(g.idx, Gathered, s.cum, s.bitmap, s.ts+uint32(t-s.arrived)))
 				}
 			}
 			a.gathered = a.gathered[:0]
@@ -270,19 +350,9 @@ func (a *Acker) Packet(now uint64, in Input) ([]Ack, error) {
 	}
 	out := a.Advance(now)
 	c, idx := in.Conn, in.Conn*a.p.Paths+in.Path
-	a.lastData[c] = now
-	newcomer := !a.active[c]
-	if newcomer {
-		a.active[c] = true
-		if a.count == 0 {
-			a.nextScan = now + a.p.Scan
-		}
-		a.count++
-		a.Counters.Newcomers++
-		if !a.gOpen {
-			a.gOpen, a.gStart = true, now
-		}
-		a.gEnd = min(now+a.p.Gather, a.gStart+a.p.MaxGather)
+	newcomer := a.arrive(now, c)
+	if r := &a.ann[c]; (r.held || r.told) && r.path == in.Path {
+		r.cum = in.Res.Cum
 	}
 	if in.CE && a.ecn[idx] < 0xFFFF {
 		a.ecn[idx]++
@@ -295,7 +365,7 @@ func (a *Acker) Packet(now uint64, in Input) ([]Ack, error) {
 	switch {
 	case newcomer && isNew:
 		if !(s.valid && s.kind == Gathered) {
-			a.gathered = append(a.gathered, idx)
+			a.gathered = append(a.gathered, gEntry{idx: idx})
 		}
 		s.valid, s.kind = true, Gathered
 		refresh()
@@ -318,6 +388,62 @@ func (a *Acker) Packet(now uint64, in Input) ([]Ack, error) {
 		a.delayed = append(a.delayed, due{idx: idx, deadline: s.deadline})
 	}
 	return out, nil
+}
+
+// Announce handles the ANNOUNCE of connection conn on path, with timestamp ts, at now; cum is
+// the path's current cumulative PSN. It returns the ACKs sent (timers that fell due first; an
+// ANNOUNCE is answered only at the gather close).
+func (a *Acker) Announce(now uint64, conn, path int, ts, cum uint32) ([]Ack, error) {
+	if conn < 0 || conn >= a.p.Conns || path < 0 || path >= a.p.Paths {
+		return nil, fmt.Errorf("acker: announce of connection %d path %d outside %d×%d", conn, path, a.p.Conns, a.p.Paths)
+	}
+	out := a.Advance(now)
+	a.Counters.Announces++
+	if !a.p.HintsOn() || a.active[conn] {
+		a.Counters.AnnouncesIgnored++
+		return out, nil
+	}
+	a.arrive(now, conn)
+	r := &a.ann[conn]
+	if !r.held {
+		a.gathered = append(a.gathered, gEntry{idx: conn * a.p.Paths, announce: true})
+	}
+	*r = announcement{held: true, path: path, cum: cum, ts: ts, arrived: now, hint: r.hint}
+	return out, nil
+}
+
+// arrive records traffic of connection c at now; a connection not counted becomes active (a
+// newcomer: it opens or extends the gather window) and arrive reports it.
+func (a *Acker) arrive(now uint64, c int) bool {
+	a.lastData[c] = now
+	if a.active[c] {
+		return false
+	}
+	a.active[c] = true
+	if a.count == 0 {
+		a.nextScan = now + a.p.Scan
+	}
+	a.count++
+	a.Counters.Newcomers++
+	if !a.gOpen {
+		a.gOpen, a.gStart = true, now
+	}
+	a.gEnd = min(now+a.p.Gather, a.gStart+a.p.MaxGather)
+	return true
+}
+
+// answer builds the announce answer of connection c: its record's path and cumulative PSN, no
+// SACK bits, no ECN echo, the record's hint and the ANNOUNCE's timestamp.
+func (a *Acker) answer(c int) Ack {
+	r := &a.ann[c]
+	return Ack{Kind: Announce, Conn: c, Path: r.path, Cum: r.cum, Bitmap: sack.NewBitmap(a.p.Width), Hint: r.hint, TS: r.ts}
+}
+
+func absDiff(x, y uint16) int {
+	if x > y {
+		return int(x - y)
+	}
+	return int(y - x)
 }
 
 // send builds the ACK of path idx, clearing its ECN count and its held slot.

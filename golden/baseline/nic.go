@@ -243,6 +243,7 @@ func (n *NIC) Pull(now fabric.Time, port int) *fabric.Packet {
 
 // sendCtrl queues a control packet to peer on port p.
 func (n *NIC) sendCtrl(p *nicPort, pkt *fabric.Packet) {
+	pkt.Control = true // ACKs, NAKs and CNPs ride the fabric's strict-priority class, as MetaRoCE's do
 	p.ctrl = append(p.ctrl, pkt)
 	n.c.net.Kick(n.host, p.idx)
 }

@@ -84,6 +84,11 @@ func (n *Network) failPorts(ports []*Port) {
 			p.queue[i] = nil
 		}
 		p.queue, p.qHead, p.qBytes = p.queue[:0], 0, 0
+		for i := p.ctrlHead; i < len(p.ctrl); i++ {
+			p.Stats.DownDrops++
+			p.ctrl[i] = nil
+		}
+		p.ctrl, p.ctrlHead, p.ctrlBytes = p.ctrl[:0], 0, 0
 	}
 	n.Failures++
 	if n.RerouteDelay >= 0 {

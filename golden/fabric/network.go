@@ -29,8 +29,12 @@ type Packet struct {
 	ECN      uint8 // IP ECN field; switches mark CE on ECT packets
 	Plane    int   // the source NIC port (= plane) it left on; set by the fabric
 	Sent     Time  // when its first bit left the source NIC; set by the fabric
-	Payload  any
-	bg       bool // background load: consumed at the destination NIC, never delivered
+	// Control puts the packet in the switches' strict-priority control class (acknowledgements,
+	// NAKs, congestion notifications, announcements: small packets the transport marks, as a
+	// deployment maps them to a high-priority traffic class by DSCP). Data is the default class.
+	Control bool
+	Payload any
+	bg      bool // background load: consumed at the destination NIC, never delivered
 }
 
 // Endpoint is a host's NIC as the fabric sees it. The fabric pulls a packet whenever a NIC port
@@ -64,11 +68,13 @@ func (r RED) markProb(q int) float64 {
 // PortStats are the counters of one egress port.
 type PortStats struct {
 	TxPackets, TxBytes uint64
-	TailDrops          uint64 // the queue was full
+	TailDrops          uint64 // a queue was full (either class)
+	ControlTailDrops   uint64 // of which the control queue
 	LossDrops          uint64 // random loss on the link
 	DownDrops          uint64 // the link was down
 	Marks              uint64 // CE marks set here
-	MaxQueueBytes      int
+	MaxQueueBytes      int    // the data queue's peak
+	MaxControlBytes    int    // the control queue's peak
 }
 
 // Port is the egress side of one direction of a link: a queue, a serializer and the wire to the
@@ -87,12 +93,19 @@ type Port struct {
 	inRoute  bool // still used by routing (false after reconvergence removed it)
 	capBytes int  // drop-tail capacity (switch ports); 0 for NIC ports, which hold no queue
 	red      RED
-	queue    []*Packet
+	queue    []*Packet // the data class
 	qHead    int
 	qBytes   int
-	busy     bool
-	pulling  bool
-	Stats    PortStats
+	// The control class (switch ports with ControlBufferBytes > 0): a second drop-tail queue
+	// with its own capacity, always served before the data queue (strict priority, not
+	// preemptive: a data frame being serialized finishes first). No ECN marking.
+	ctrlCap   int
+	ctrl      []*Packet
+	ctrlHead  int
+	ctrlBytes int
+	busy      bool
+	pulling   bool
+	Stats     PortStats
 }
 
 // Up reports whether the link is up.
@@ -101,8 +114,11 @@ func (p *Port) Up() bool { return p.up }
 // Gbps is the link's rate.
 func (p *Port) Gbps() float64 { return p.gbps }
 
-// QueueBytes is the current queue occupancy.
+// QueueBytes is the current occupancy of the data queue.
 func (p *Port) QueueBytes() int { return p.qBytes }
+
+// ControlQueueBytes is the current occupancy of the control queue.
+func (p *Port) ControlQueueBytes() int { return p.ctrlBytes }
 
 func (p *Port) serialize(bytes int) Time { return FrameTime(bytes, p.gbps) }
 
@@ -138,10 +154,12 @@ type node struct {
 type Stats struct {
 	Injected, Delivered        uint64
 	TailDrops, LossDrops       uint64
+	ControlTailDrops           uint64 // the part of TailDrops in control queues
 	DownDrops, NoRouteDrops    uint64
 	Marks                      uint64
 	BackgroundSent, Background uint64 // background packets injected / consumed
-	MaxQueueBytes              int
+	MaxQueueBytes              int    // the largest data queue of any switch port
+	MaxControlBytes            int    // the largest control queue of any switch port
 }
 
 // Network holds the nodes and links and moves packets between them.
@@ -183,8 +201,10 @@ func (n *Network) Stats() Stats {
 	for _, sw := range n.switches {
 		for _, p := range sw.ports {
 			s.TailDrops += p.Stats.TailDrops
+			s.ControlTailDrops += p.Stats.ControlTailDrops
 			s.Marks += p.Stats.Marks
 			s.MaxQueueBytes = max(s.MaxQueueBytes, p.Stats.MaxQueueBytes)
+			s.MaxControlBytes = max(s.MaxControlBytes, p.Stats.MaxControlBytes)
 		}
 	}
 	for _, nd := range append(append([]*node(nil), n.hosts...), n.switches...) {
@@ -299,8 +319,20 @@ func (n *Network) txDone(p *Port, pkt *Packet) {
 		}
 		n.sim.push(event{at: at, kind: evArrive, port: p, pkt: pkt})
 	}
-	// Next frame: switch ports drain their queue, NIC ports pull from the endpoint.
+	// Next frame: switch ports drain their queues, control first; NIC ports pull from the
+	// endpoint.
 	if p.owner.kind == switchNode {
+		if p.ctrlHead < len(p.ctrl) {
+			next := p.ctrl[p.ctrlHead]
+			p.ctrl[p.ctrlHead] = nil
+			p.ctrlHead++
+			if p.ctrlHead == len(p.ctrl) {
+				p.ctrl, p.ctrlHead = p.ctrl[:0], 0
+			}
+			p.ctrlBytes -= next.Bytes
+			n.transmit(p, next)
+			return
+		}
 		if p.qHead < len(p.queue) {
 			next := p.queue[p.qHead]
 			p.queue[p.qHead] = nil
@@ -362,6 +394,10 @@ func (n *Network) forward(sw *node, pkt *Packet) {
 }
 
 func (n *Network) enqueue(p *Port, pkt *Packet) {
+	if pkt.Control && p.ctrlCap > 0 {
+		n.enqueueControl(p, pkt)
+		return
+	}
 	q := p.qBytes
 	if p.capBytes > 0 && q+pkt.Bytes > p.capBytes {
 		p.Stats.TailDrops++
@@ -384,3 +420,20 @@ func (n *Network) enqueue(p *Port, pkt *Packet) {
 
 // String names a port for reports.
 func (p *Port) String() string { return p.Name }
+
+// enqueueControl queues a control packet in the port's control class: drop-tail at its own
+// capacity, never marked, sent before any queued data.
+func (n *Network) enqueueControl(p *Port, pkt *Packet) {
+	if p.ctrlBytes+pkt.Bytes > p.ctrlCap {
+		p.Stats.TailDrops++
+		p.Stats.ControlTailDrops++
+		return
+	}
+	if !p.busy {
+		n.transmit(p, pkt)
+		return
+	}
+	p.ctrl = append(p.ctrl, pkt)
+	p.ctrlBytes += pkt.Bytes
+	p.Stats.MaxControlBytes = max(p.Stats.MaxControlBytes, p.ctrlBytes)
+}

@@ -24,8 +24,12 @@ type Topology struct {
 	// SpineDelaySkew adds s × SpineDelaySkew to the delay of spine s's links, so that routes
 	// through different spines differ in delay and sprayed packets arrive out of order.
 	SpineDelaySkew Time
-	// BufferBytes is the drop-tail capacity of every switch egress queue.
+	// BufferBytes is the drop-tail capacity of every switch egress port's data queue.
 	BufferBytes int
+	// ControlBufferBytes is the drop-tail capacity of every switch egress port's control queue,
+	// served with strict priority over the data queue (Packet.Control); 0: no control class,
+	// control packets share the data queue.
+	ControlBufferBytes int
 	// RED is the ECN marking profile of every switch egress queue.
 	RED RED
 	// Seed seeds the ECMP salts, random loss and ECN marking draws.
@@ -33,12 +37,13 @@ type Topology struct {
 }
 
 // DefaultTopology is 16 hosts on 4 leaves and 4 spines, one plane, 100 Gb/s everywhere, 1 µs
-// links with up to 20 ns of jitter, 1 MB egress buffers and DCQCN-style marking (Kmin 100 KB,
-// Kmax 400 KB, Pmax 0.2).
+// links with up to 20 ns of jitter, 1 MB egress buffers for data and 64 KiB for the
+// strict-priority control class, and DCQCN-style marking (Kmin 100 KB, Kmax 400 KB, Pmax 0.2).
 func DefaultTopology() Topology {
 	return Topology{Hosts: 16, HostsPerLeaf: 4, Spines: 4, Planes: 1, HostLinkGbps: 100,
 		FabricLinkGbps: 100, LinkDelay: Microsecond, Jitter: 20 * Nanosecond, BufferBytes: 1 << 20,
-		RED: RED{KminBytes: 100_000, KmaxBytes: 400_000, Pmax: 0.2}, Seed: 1}
+		ControlBufferBytes: 64 << 10,
+		RED:                RED{KminBytes: 100_000, KmaxBytes: 400_000, Pmax: 0.2}, Seed: 1}
 }
 
 // Leaves is the number of leaves per plane.
@@ -62,7 +67,7 @@ func (t Topology) Validate() error {
 	if t.HostLinkGbps <= 0 || t.FabricLinkGbps <= 0 {
 		errs = append(errs, fmt.Errorf("link rates %.1f/%.1f Gb/s: must be positive", t.HostLinkGbps, t.FabricLinkGbps))
 	}
-	if t.LinkDelay < 0 || t.BufferBytes < 0 || t.SpineDelaySkew < 0 || t.Jitter < 0 {
+	if t.LinkDelay < 0 || t.BufferBytes < 0 || t.ControlBufferBytes < 0 || t.SpineDelaySkew < 0 || t.Jitter < 0 {
 		errs = append(errs, errors.New("link delay and buffer must not be negative"))
 	}
 	if t.RED.KmaxBytes > 0 && (t.RED.KminBytes > t.RED.KmaxBytes || t.RED.Pmax < 0 || t.RED.Pmax > 1) {
@@ -133,7 +138,7 @@ func (n *Network) link(a, b *node, gbps float64, t Topology) {
 		p := &Port{Name: from.name + "->" + to.name, owner: from, peer: to, gbps: gbps,
 			Delay: t.LinkDelay, Jitter: t.Jitter, up: true, inRoute: true}
 		if from.kind == switchNode {
-			p.capBytes, p.red = t.BufferBytes, t.RED
+			p.capBytes, p.red, p.ctrlCap = t.BufferBytes, t.RED, t.ControlBufferBytes
 		}
 		return p
 	}

@@ -24,8 +24,8 @@ type Descriptor struct {
 	ConnID   uint16 // 16 bits
 	PathID   uint8  // 8 bits
 	PSN      uint32 // 32 bits; ACK: the cumulative PSN
-	StreamID uint8  // 8 bits; 0 in ACK and NAK
-	MSN      uint32 // 32 bits; 0 in ACK and NAK
+	StreamID uint8  // 8 bits; 0 in ACK and ANNOUNCE
+	MSN      uint32 // 32 bits; 0 in ACK and ANNOUNCE
 
 	// Encapsulation.
 	IPv6       bool   // 1 bit
@@ -33,7 +33,7 @@ type Descriptor struct {
 	ECN        uint8  // 2 bits: the IP ECN field (3 = congestion experienced)
 	UDPSrcPort uint16 // 16 bits: the path's ECMP entropy
 
-	// WRITE and SEND.
+	// WRITE and SEND (Timestamp: ANNOUNCE too).
 	Timestamp  uint32 // 32 bits: send time, echoed by the ACK
 	MsgLen     uint32 // 32 bits
 	RKey       uint32 // 32 bits (WRITE)
@@ -111,6 +111,8 @@ func Describe(pkt *wire.Packet) Descriptor {
 		d.Sack = append([]uint64(nil), pkt.Ack.Sack...)
 	case pkt.Nak != nil:
 		d.NakCode, d.RNRDelay, d.TimestampEcho = uint8(pkt.Nak.Code), pkt.Nak.RNRDelay, pkt.Nak.TimestampEcho
+	case pkt.Announce != nil:
+		d.Timestamp = pkt.Announce.Timestamp
 	}
 	return d
 }

@@ -181,6 +181,11 @@ func (nic *NIC) Counters() map[string]uint64 {
 	}
 	out["rx_new"], out["rx_duplicate"], out["rx_old"], out["rx_beyond"] = nic.srx.Counters.New, nic.srx.Counters.Duplicate, nic.srx.Counters.Old, nic.srx.Counters.Beyond
 	out["ack_accepted"], out["ack_duplicate"], out["ack_stale"], out["ack_invalid"] = nic.stx.Counters.Accepted, nic.stx.Counters.Duplicate, nic.stx.Counters.Stale, nic.stx.Counters.Invalid
+	if ac := nic.ack.Counters; ac.Announces > 0 {
+		// announces_answered counts every answer, refreshes included.
+		out["announces_answered"], out["announces_refreshed"] = ac.Announced+ac.Refreshed, ac.Refreshed
+		out["announces_unanswered"] = ac.AnnouncesIgnored
+	}
 	return out
 }
 
@@ -223,6 +228,9 @@ func (nic *NIC) Pull(now fabric.Time, port int) *fabric.Packet {
 	case len(nic.ctrlQ[port]) > 0:
 		p = nic.ctrlQ[port][0]
 		nic.ctrlQ[port] = nic.ctrlQ[port][1:]
+		if a := p.Payload.(*frame).w.Announce; a != nil {
+			a.Timestamp = uint32(now.NS())
+		}
 	case len(nic.dataQ[port]) > 0:
 		p = nic.dataQ[port][0]
 		nic.dataQ[port] = nic.dataQ[port][1:]
@@ -260,6 +268,8 @@ func (nic *NIC) Receive(now fabric.Time, port int, p *fabric.Packet) {
 		nic.onAck(w)
 	case wire.OpNak:
 		nic.onNak(w)
+	case wire.OpAnnounce:
+		nic.onAnnounce(p, w)
 	}
 	nic.fill()
 	nic.startTimer()

@@ -173,7 +173,7 @@ func (nic *NIC) sendNak(p *fabric.Packet, data *wire.Packet, code wire.NakCode, 
 func (nic *NIC) sendCtrl(p *fabric.Packet, w *wire.Packet) {
 	k := p.Plane
 	cp := &fabric.Packet{Src: nic.host, Dst: p.Src, SrcPort: p.SrcPort, DstPort: p.DstPort, Proto: 17, Plane: k,
-		Bytes: nic.frameBytes(w), Payload: &frame{w: w}}
+		Bytes: nic.frameBytes(w), Control: true, Payload: &frame{w: w}}
 	if nic.tap != nil {
 		nic.tap.Control(nic.now(), cp, w)
 		return

@@ -118,6 +118,9 @@ func (nic *NIC) produceOne() bool {
 			rec.init, cn.needInit[d.Path] = true, false
 		}
 		cn.recs[d.Path][d.PSN] = rec
+		if !cn.sending && !cn.heard && nic.nw.cfg.Announce {
+			nic.announce(cn, d.Path) // announce.go: ahead of the first data packet
+		}
 		cn.sending = true
 		nic.stx.Sent(nic.index(cn.idx, d.Path), d.PSN)
 		nic.cnt["data_sent"]++

@@ -25,11 +25,13 @@
 // packet of a message asks for an immediate ACK.
 //
 // A connection that has not yet heard from its receiver keeps one packet in flight, asking for
-// an immediate ACK (the first-RTT gate): the first ACK brings the receiver's rate hint and the
-// connection's base RTT, so an incast's first round trip sends one packet per sender instead of
-// every sender's initial window (64 × 128 KiB overflowed a 1 MB switch buffer). New packets are
-// paced at the last rate hint (the window bounds what is in flight; the pacer spreads it and
-// realises shares below one packet per RTT).
+// an immediate ACK (the first-RTT gate), and sends an ANNOUNCE just ahead of it (announce.go):
+// the first ACK, usually the ANNOUNCE's answer, brings the receiver's rate hint and an RTT
+// sample, so an incast's first round trip sends one packet per sender instead of every sender's
+// initial window (64 × 128 KiB overflowed a 1 MB switch buffer). New packets are paced at the
+// last rate hint (the window bounds what is in flight; the pacer spreads it and realises shares
+// below one packet per RTT). ACKs, NAKs and ANNOUNCEs travel in the fabric's strict-priority
+// control class (fabric.Packet.Control).
 //
 // # Loss recovery (no go-back-N anywhere)
 //
@@ -62,7 +64,9 @@
 // data here within HintWindow. A newcomer's first ACK (a connection that starts sending here) is
 // held until no other newcomer has arrived for ack_policy.gather_ns (2 µs, at most max_gather_ns = 25 µs after the
 // first), so that every sender of an incast is told the share of all of them; the held ACK's
-// echo is advanced by the hold, keeping it out of the RTT sample. Completions leave placement
+// echo is advanced by the hold, keeping it out of the RTT sample. An ANNOUNCE makes its connection
+// a newcomer when it arrives, ahead of the connection's first data packet, and is answered in the
+// same window (announce.go). Completions leave placement
 // in stream order; each completed
 // message is read back from host memory and verified byte for byte (golden/traffic).
 //
@@ -89,6 +93,9 @@ type Config struct {
 	NIC config.Config
 	// RateHints turns the receiver's fair-share rate hint on (false: every ACK says "no limit").
 	RateHints bool
+	// Announce: a connection sends an ANNOUNCE ahead of its first data packet (announce.go). A
+	// receiver with hints answers every ANNOUNCE it gets, whatever its own Announce says.
+	Announce bool
 	// HintWindow is how recently a connection must have sent data to count as active for the
 	// rate hint.
 	HintWindow fabric.Time
@@ -114,7 +121,7 @@ func DefaultConfig() Config {
 // and rate hint come from its ack_policy and rate_hint sections (the values the RTL is
 // generated with), two ready packets per port, ECN on.
 func ConfigFor(c config.Config) Config {
-	return Config{NIC: c, RateHints: c.RateHint.Enabled, HintWindow: fabric.Time(c.RateHint.WindowNS) * fabric.Nanosecond,
+	return Config{NIC: c, RateHints: c.RateHint.Enabled, Announce: c.RateHint.Announce, HintWindow: fabric.Time(c.RateHint.WindowNS) * fabric.Nanosecond,
 		TimerScan: fabric.Time(c.RateHint.ScanNS) * fabric.Nanosecond, AckDelay: fabric.Time(c.AckPolicy.DelayNS) * fabric.Nanosecond,
 		PortQueue: 2, ECN: true}
 }

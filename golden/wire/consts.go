@@ -185,6 +185,17 @@ const (
 	NakTimestampEchoOff = 4
 )
 
+// ANNOUNCE body: the send timestamp (at the offset of the data extensions' timestamp, so the
+// parser takes it from one place) and a reserved word.
+const (
+	AnnounceLen = 8
+
+	AnnounceReservedBits = 32
+
+	AnnounceTimestampOff = 0
+	AnnounceReservedOff  = 4
+)
+
 // ICRC trailer: CRC-32 (IEEE 802.3), big-endian, the last 4 bytes of the UDP datagram.
 const (
 	ICRCLen  = 4
@@ -216,10 +227,13 @@ const (
 //   - every MetaRoCE frame is at least the Ethernet minimum, so Encode never has to pad;
 //   - after the runt check the whole Ethernet, VLAN and IP header stack is inside the frame;
 //   - no valid frame is short enough to carry Ethernet padding;
-//   - the NAK body is the shortest body (the ACK's is AckFixedLen plus at least 8 bytes).
+//   - the NAK body is the shortest body (the ACK's is AckFixedLen plus at least 8 bytes; the
+//     ANNOUNCE body is as short);
+//   - the ANNOUNCE timestamp sits where the data extensions' does.
 const (
 	_ = uint(MinFrameLen - EthMinFrameLen)
 	_ = uint(MinFrameLen - maxL2L3Len)
 	_ = uint(minValidFrameLen - MaxPaddedFrameLen - 1)
-	_ = uint(min(SendExtLen, WriteExtLen, AckFixedLen+SackWordBits/8) - NakLen)
+	_ = uint(min(SendExtLen, WriteExtLen, AckFixedLen+SackWordBits/8, AnnounceLen) - NakLen)
+	_ = uint(0 - (AnnounceTimestampOff ^ DataTimestampOff))
 )

@@ -206,6 +206,9 @@ func Decode(frame []byte, prm Params) (*Packet, DropReason) {
 			TimestampEcho: binary.BigEndian.Uint32(x[NakTimestampEchoOff:]),
 		}
 		rsv.nak = x[NakReservedOff]
+	case OpAnnounce:
+		p.Announce = &Announce{Timestamp: binary.BigEndian.Uint32(x[AnnounceTimestampOff:])}
+		rsv.announce = binary.BigEndian.Uint32(x[AnnounceReservedOff:])
 	}
 	if pay := frame[body+bl : s.icrcAt]; len(pay) > 0 {
 		p.Payload = slices.Clone(pay)

@@ -113,6 +113,8 @@ func Encode(p *Packet, prm Params) ([]byte, error) {
 		x[NakCodeOff] = uint8(p.Nak.Code)
 		binary.BigEndian.PutUint16(x[NakRNRDelayOff:], p.Nak.RNRDelay)
 		binary.BigEndian.PutUint32(x[NakTimestampEchoOff:], p.Nak.TimestampEcho)
+	case OpAnnounce:
+		binary.BigEndian.PutUint32(x[AnnounceTimestampOff:], p.Announce.Timestamp)
 	}
 	copy(f[pay:], p.Payload)
 
@@ -151,6 +153,8 @@ func bodyLen(op Opcode, prm Params) int {
 		return prm.AckLen()
 	case OpNak:
 		return NakLen
+	case OpAnnounce:
+		return AnnounceLen
 	}
 	return 0
 }
@@ -183,9 +187,9 @@ func checkPacket(p *Packet, prm Params) error {
 		return &PacketError{Reason: DropUnknownOpcode, Msg: fmt.Sprintf("opcode 0x%02x is not defined", uint8(op))}
 	}
 	if (p.Write != nil) != (op == OpWrite) || (p.Send != nil) != (op == OpSend) ||
-		(p.Ack != nil) != (op == OpAck) || (p.Nak != nil) != (op == OpNak) {
-		return bad("opcode %s needs exactly its own extension (write %v, send %v, ack %v, nak %v set)",
-			op, p.Write != nil, p.Send != nil, p.Ack != nil, p.Nak != nil)
+		(p.Ack != nil) != (op == OpAck) || (p.Nak != nil) != (op == OpNak) || (p.Announce != nil) != (op == OpAnnounce) {
+		return bad("opcode %s needs exactly its own extension (write %v, send %v, ack %v, nak %v, announce %v set)",
+			op, p.Write != nil, p.Send != nil, p.Ack != nil, p.Nak != nil, p.Announce != nil)
 	}
 	if op == OpAck && len(p.Ack.Sack) != prm.sackWords() {
 		return bad("SACK bitmap of %d words; sack_width %d needs %d", len(p.Ack.Sack), prm.SackWidth, prm.sackWords())

@@ -9,27 +9,37 @@ import (
 // Opcode is the BTH opcode.
 type Opcode uint8
 
-// Opcodes. Data opcodes have the high nibble 0, responses 1; every other value is unknown and
-// dropped. A message's position (first, middle, last, only) is in Flags, not in the opcode: every
-// data packet carries its own placement, so the receiver never steps an opcode state machine.
+// Opcodes. Data opcodes have the high nibble 0, control packets (unsequenced, no payload) 1;
+// every other value is unknown and dropped. A message's position (first, middle, last, only) is
+// in Flags, not in the opcode: every data packet carries its own placement, so the receiver never
+// steps an opcode state machine.
 const (
 	OpWrite Opcode = 0x01 // one packet of an RDMA Write; carries a WriteExt
 	OpSend  Opcode = 0x02 // one packet of a Send; carries a SendExt
 	OpAck   Opcode = 0x10 // per-path acknowledgement; carries an Ack
 	OpNak   Opcode = 0x11 // negative acknowledgement of one data packet; carries a Nak
+	// OpAnnounce is a connection announcing itself to a receiver it has not heard from, ahead
+	// of its first data packet, so that the receiver counts it for the rate hint one data
+	// packet's queueing earlier; carries an Announce. It is never sequenced: it changes no PSN
+	// or SACK state at either end.
+	OpAnnounce Opcode = 0x12
 )
 
 // AllOpcodes lists every defined opcode in numeric order.
-func AllOpcodes() []Opcode { return []Opcode{OpWrite, OpSend, OpAck, OpNak} }
+func AllOpcodes() []Opcode { return []Opcode{OpWrite, OpSend, OpAck, OpNak, OpAnnounce} }
 
 // Known reports whether op is a defined opcode.
 func (op Opcode) Known() bool {
 	switch op {
-	case OpWrite, OpSend, OpAck, OpNak:
+	case OpWrite, OpSend, OpAck, OpNak, OpAnnounce:
 		return true
 	}
 	return false
 }
+
+// IsControl reports whether op is a control packet (ACK, NAK, ANNOUNCE): unsequenced, with no
+// payload, and carried in the fabric's control traffic class.
+func (op Opcode) IsControl() bool { return op == OpAck || op == OpNak || op == OpAnnounce }
 
 // IsData reports whether op is a data opcode (Write or Send), which is sequenced, carries a send
 // timestamp and a payload, and is acknowledged.
@@ -45,6 +55,8 @@ func (op Opcode) String() string {
 		return "ACK"
 	case OpNak:
 		return "NAK"
+	case OpAnnounce:
+		return "ANNOUNCE"
 	}
 	return fmt.Sprintf("Opcode(0x%02x)", uint8(op))
 }
@@ -223,12 +235,12 @@ type BTH struct {
 	ConnID uint16
 	// PathID is the path the data packet travels on; in an ACK or NAK, the path it answers for.
 	PathID   uint8
-	StreamID uint8 // ordered message stream; 0 in an ACK
+	StreamID uint8 // ordered message stream; 0 in an ACK and an ANNOUNCE
 	// PSN is the per-path packet sequence number of a data packet; in an ACK, the path's
 	// cumulative PSN (the next PSN expected: every lower PSN was received); in a NAK, the PSN of
-	// the refused packet. Bits at and above Params.PSNWidth must be 0.
+	// the refused packet; 0 in an ANNOUNCE. Bits at and above Params.PSNWidth must be 0.
 	PSN uint32
-	MSN uint32 // message sequence number within the stream; 0 in an ACK
+	MSN uint32 // message sequence number within the stream; 0 in an ACK and an ANNOUNCE
 }
 
 // WriteExt is the Write extension: where this packet's bytes go.
@@ -288,16 +300,24 @@ type Nak struct {
 	TimestampEcho uint32 // the Timestamp of the refused packet
 }
 
+// Announce is the ANNOUNCE body. The announcing connection is BTH.ConnID (the receiver's index
+// of the sender) and BTH.PathID the path it travels on, whose ACK answers it; stream id, PSN and
+// MSN are 0, and so is the body's reserved word.
+type Announce struct {
+	Timestamp uint32 // send time, TimestampUnitNS units mod 2^32; echoed by the answering ACK
+}
+
 // Packet is everything Encode needs to build a frame and everything Decode recovers from one.
-// Exactly one of Write, Send, Ack and Nak is non-nil, the one BTH.Opcode calls for.
+// Exactly one of Write, Send, Ack, Nak and Announce is non-nil, the one BTH.Opcode calls for.
 type Packet struct {
-	Eth     EthHeader
-	IP      IPHeader
-	UDP     UDPHeader
-	BTH     BTH
-	Write   *WriteExt
-	Send    *SendExt
-	Ack     *Ack
-	Nak     *Nak
-	Payload []byte // data packets only; nil when empty
+	Eth      EthHeader
+	IP       IPHeader
+	UDP      UDPHeader
+	BTH      BTH
+	Write    *WriteExt
+	Send     *SendExt
+	Ack      *Ack
+	Nak      *Nak
+	Announce *Announce
+	Payload  []byte // data packets only; nil when empty
 }

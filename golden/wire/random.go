@@ -44,7 +44,10 @@ func RandomPacket(rng *rand.Rand, prm Params) *Packet {
 	b.ConnID = uint16(rng.IntN(prm.Connections))
 	b.PathID = uint8(rng.IntN(prm.PathsPerConnection))
 	b.PSN = uint32(rng.Uint64() & (1<<prm.PSNWidth - 1))
-	if b.Opcode != OpAck {
+	if b.Opcode == OpAnnounce {
+		b.PSN = 0
+	}
+	if b.Opcode != OpAck && b.Opcode != OpAnnounce {
 		b.StreamID = uint8(rng.IntN(prm.StreamsPerConnection))
 		b.MSN = rng.Uint32()
 	}
@@ -76,6 +79,8 @@ func RandomPacket(rng *rand.Rand, prm Params) *Packet {
 		if p.Nak.Code == NakReceiverNotReady {
 			p.Nak.RNRDelay = uint16(rng.Uint32())
 		}
+	case OpAnnounce:
+		p.Announce = &Announce{Timestamp: rng.Uint32()}
 	default:
 		randomData(rng, prm, p)
 	}

@@ -27,7 +27,10 @@ func (e *PacketError) Error() string {
 func (e *PacketError) Unwrap() error { return ErrInvalidPacket }
 
 // reserved carries the raw reserved fields Decode read; Encode always writes zeros.
-type reserved struct{ bth, nak uint8 }
+type reserved struct {
+	bth, nak uint8
+	announce uint32
+}
 
 // fieldRules applies the checks from payload_too_long on, in code order, to a packet whose
 // structure is sound (known opcode, exactly the matching extension, Ack.Sack of the right
@@ -47,7 +50,8 @@ func fieldRules(p *Packet, prm Params, rsv reserved) DropReason {
 		return DropUnknownNakCode
 	case rsv.bth != 0,
 		op == OpAck && (p.BTH.StreamID != 0 || p.BTH.MSN != 0),
-		op == OpNak && (rsv.nak != 0 || p.Nak.Code != NakReceiverNotReady && p.Nak.RNRDelay != 0):
+		op == OpNak && (rsv.nak != 0 || p.Nak.Code != NakReceiverNotReady && p.Nak.RNRDelay != 0),
+		op == OpAnnounce && (p.BTH.StreamID != 0 || p.BTH.PSN != 0 || p.BTH.MSN != 0 || rsv.announce != 0):
 		return DropReservedNonzero
 	case int(p.BTH.ConnID) >= prm.Connections:
 		return DropConnectionOutOfRange
@@ -113,8 +117,11 @@ func explain(r DropReason, p *Packet, prm Params) string {
 	case DropUnknownNakCode:
 		return fmt.Sprintf("NAK code %d is not defined", uint8(p.Nak.Code))
 	case DropReservedNonzero:
-		if b.Opcode == OpAck {
+		switch b.Opcode {
+		case OpAck:
 			return fmt.Sprintf("ACK must carry stream id 0 and MSN 0, has %d and %d", b.StreamID, b.MSN)
+		case OpAnnounce:
+			return fmt.Sprintf("ANNOUNCE must carry stream id, PSN and MSN 0, has %d, %d and %d", b.StreamID, b.PSN, b.MSN)
 		}
 		return fmt.Sprintf("NAK %s must carry RNR delay 0, has %d", p.Nak.Code, p.Nak.RNRDelay)
 	case DropConnectionOutOfRange:

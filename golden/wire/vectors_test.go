@@ -91,6 +91,13 @@ func goldenVectors() []struct {
 			Write:   &WriteExt{Timestamp: 0xFFFFFFFF, MsgLen: 65536, RKey: 1, VA: 0x0000100000002000},
 			Payload: []byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12},
 		}},
+		{"announce_ipv4.hex", DefaultParams(), &Packet{
+			Eth:      EthHeader{Dst: MAC{2, 0, 0, 0, 0, 2}, Src: MAC{2, 0, 0, 0, 0, 1}},
+			IP:       IPHeader{Version: 4, Src: [16]byte{10, 0, 0, 1}, Dst: [16]byte{10, 0, 0, 2}, DSCP: 46, TTL: 64, DontFragment: true},
+			UDP:      UDPHeader{SrcPort: 49153},
+			BTH:      BTH{Opcode: OpAnnounce, ConnID: 3, PathID: 5},
+			Announce: &Announce{Timestamp: 2_000_000},
+		}},
 		{"ack_ipv6_sack64.hex", narrowParams, &Packet{
 			Eth: EthHeader{Dst: MAC{2, 0, 0, 0, 0, 1}, Src: MAC{2, 0, 0, 0, 0, 2}},
 			IP:  IPHeader{Version: 6, Src: fd(2), Dst: fd(1), TTL: 255, FlowLabel: 0xABCDE},

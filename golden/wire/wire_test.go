@@ -77,6 +77,9 @@ func basePacket(op Opcode, ipv uint8, tagged bool, n int, prm Params) *Packet {
 		}
 	case OpNak:
 		p.Nak = &Nak{Code: NakReceiverNotReady, RNRDelay: 100, TimestampEcho: 123456}
+	case OpAnnounce:
+		p.BTH.StreamID, p.BTH.PSN, p.BTH.MSN = 0, 0, 0
+		p.Announce = &Announce{Timestamp: 0xFEDCBA98}
 	}
 	return p
 }
@@ -231,6 +234,12 @@ func TestEncodeRefusesWhatDecodeDrops(t *testing.T) {
 		{"RNR delay on another NAK", func(p *Packet) { p.Nak.Code = NakRKeyViolation }, OpNak, DropReservedNonzero},
 		{"stream on ACK", func(p *Packet) { p.BTH.StreamID = 1 }, OpAck, DropReservedNonzero},
 		{"MSN on ACK", func(p *Packet) { p.BTH.MSN = 1 }, OpAck, DropReservedNonzero},
+		{"flag on ANNOUNCE", func(p *Packet) { p.BTH.Flags = FlagFirst }, OpAnnounce, DropBadFlags},
+		{"payload on ANNOUNCE", func(p *Packet) { p.Payload = []byte{1} }, OpAnnounce, DropPayloadLengthInvalid},
+		{"stream on ANNOUNCE", func(p *Packet) { p.BTH.StreamID = 1 }, OpAnnounce, DropReservedNonzero},
+		{"PSN on ANNOUNCE", func(p *Packet) { p.BTH.PSN = 1 }, OpAnnounce, DropReservedNonzero},
+		{"MSN on ANNOUNCE", func(p *Packet) { p.BTH.MSN = 1 }, OpAnnounce, DropReservedNonzero},
+		{"path of ANNOUNCE", func(p *Packet) { p.BTH.PathID = 1 }, OpAnnounce, DropPathOutOfRange},
 		{"connection", func(p *Packet) { p.BTH.ConnID = 1 }, OpSend, DropConnectionOutOfRange},
 		{"path", func(p *Packet) { p.BTH.PathID = 1 }, OpNak, DropPathOutOfRange},
 		{"stream", func(p *Packet) { p.BTH.StreamID = 1 }, OpWrite, DropStreamOutOfRange},
@@ -272,6 +281,7 @@ func TestEncodeRefusesUnrepresentable(t *testing.T) {
 		{"IPv4 address high bytes", func(p *Packet) { p.IP.Dst[15] = 1 }},
 		{"missing extension", func(p *Packet) { p.Write = nil }},
 		{"two extensions", func(p *Packet) { p.Send = &SendExt{} }},
+		{"announce body on a data packet", func(p *Packet) { p.Announce = &Announce{} }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -5,14 +5,17 @@
 //
 //   - Per (connection, path), one held-ACK slot (valid, kind, ECN count, cumulative PSN, bitmap,
 //     timestamp, arrival time, deadline) in an inferred RAM indexed by {conn, path}.
-//   - Per connection, the active bit and the time of the last data packet, in a second RAM.
+//   - Per connection, the active bit and the time of the last data packet, in a second RAM,
+//     and the announce record (held, told, path, cumulative PSN, timestamp, arrival time, last
+//     told hint) in a third.
 //   - The delayed-ACK deadlines in a RAM FIFO of conns×paths entries (golden's bound) whose head
-//     is also kept in a register, the gathered paths in a RAM list of conns entries, and the
-//     rate-hint table (golden/acker.HintTable) as a case ROM indexed by the active count.
+//     is also kept in a register, the gathered entries (a path's held ACK, or a connection's
+//     held announce answer) in a RAM list of conns entries, and the rate-hint table
+//     (golden/acker.HintTable) as a case ROM indexed by the active count.
 //
-// The scheduler is a small state machine: one operation at a time (a packet, a delayed-ACK
-// deadline, the close of the gather window, or the activity scan), timers first, so that every
-// ACK leaves in golden's order. Its time is the input now (ns); m_wake_at says when the next
+// The scheduler is a small state machine: one operation at a time (a packet or an ANNOUNCE, a
+// delayed-ACK deadline, the close of the gather window with its refresh walk over the
+// connections, or the activity scan), timers first, so that every ACK leaves in golden's order. Its time is the input now (ns); m_wake_at says when the next
 // timer falls due, so that a testbench, or the NIC's timer wheel, can wake it.
 package acker
 
@@ -63,6 +66,7 @@ type Unit struct {
 	GQ, GQW, GQPW     int // gathered-path list depth (conns), count and index widths
 	CountW            int // width of the active count 0..conns
 	SlotW             int // slot entry width
+	AnnW              int // announce record width
 }
 
 func clog2(n int) int {
@@ -92,6 +96,7 @@ func New(c config.Config) (*Unit, error) {
 	u.GQW, u.GQPW = clog2(u.GQ+1), clog2(u.GQ)
 	u.CountW = clog2(p.Conns + 1)
 	u.SlotW = 2 + ECNW + u.PW + u.W + TSW + TSW + TimeW
+	u.AnnW = 2 + u.AW + u.PW + TSW + TimeW + HintW
 	return u, nil
 }
 
@@ -100,7 +105,8 @@ func (u *Unit) Module() *hdl.Module {
 	in, out := hdl.In, hdl.Out
 	ports := append(u.Reset.Ports(),
 		in("now", TimeW, "time, ns (the NIC's timestamp counter)"),
-		in("s_pkt_valid", 1, "a classified data packet is offered (sack_rx's result and the packet's side fields)"),
+		in("s_pkt_valid", 1, "a classified data packet (sack_rx's result, the packet's side fields) or an ANNOUNCE"),
+		in("s_pkt_announce", 1, "an ANNOUNCE: conn, path, ts and cum (the path's current cum) only"),
 		out("s_pkt_ready", 1, "taken when valid and ready: only when idle and no timer is due at now"),
 		in("s_pkt_conn", u.CW, "connection id"),
 		in("s_pkt_path", u.AW, "path id"),
@@ -112,7 +118,7 @@ func (u *Unit) Module() *hdl.Module {
 		in("s_pkt_ack_due", 1, "sack_rx: the ACK policy makes an ACK due"),
 		out("m_ack_valid", 1, "an ACK to send"),
 		in("m_ack_ready", 1, "the ACK builder takes it"),
-		out("m_ack_kind", KindW, "0 immediate, 1 delayed, 2 gathered"),
+		out("m_ack_kind", KindW, "0 immediate, 1 delayed, 2 gathered, 3 announce answer/refresh"),
 		out("m_ack_conn", u.CW, "connection id"),
 		out("m_ack_path", u.AW, "path id"),
 		out("m_ack_cum", u.PW, "cumulative PSN"),
@@ -131,6 +137,10 @@ func (u *Unit) Module() *hdl.Module {
 		out("cnt_newcomers", 32, "connections that became active (wraps)"),
 		out("cnt_expired", 32, "connections that stopped counting (wraps)"),
 		out("cnt_overflows", 32, "delayed ACKs sent at once because the deadline queue was full (wraps)"),
+		out("cnt_announces", 32, "ANNOUNCEs taken (wraps)"),
+		out("cnt_announces_ignored", 32, "ANNOUNCEs ignored: hints off or connection counted (wraps)"),
+		out("cnt_announce_answers", 32, "first answers to ANNOUNCEs (wraps)"),
+		out("cnt_refreshes", 32, "announce answers sent again: the share moved by over a tenth (wraps)"),
 	)
 	return &hdl.Module{
 		Name:   Top,
@@ -139,7 +149,9 @@ func (u *Unit) Module() *hdl.Module {
 			"(golden/acker): immediate ACKs when the policy makes one due, delayed ACKs at most "+
 			"%d ns after the packet that held them, newcomers' first ACKs gathered until no newcomer "+
 			"for %d ns (at most %d ns), the ECN echo per path and the receiver's fair share of "+
-			"%d Gb/s among the connections active in the last %d ns as the rate hint.",
+			"%d Gb/s among the connections active in the last %d ns as the rate hint; an ANNOUNCE "+
+			"counts its connection at once and is answered at the gather close, and answered again "+
+			"when a later close moves its share by more than a tenth.",
 			u.P.Conns, u.P.Paths, u.P.AckDelay, u.P.Gather, u.P.MaxGather, u.Cfg.RateHint.LinkGbps, u.P.HintWindow),
 		Clock: "clk", Reset: u.Reset.Port,
 		Ports: ports,
@@ -147,7 +159,8 @@ func (u *Unit) Module() *hdl.Module {
 			{Name: "slot_table", Depth: u.Depth, Width: u.SlotW, Doc: "held ACK and ECN count per {conn, path}"},
 			{Name: "conn_table", Depth: u.ConnDepth, Width: 1 + TimeW, Doc: "active bit and last data time per connection"},
 			{Name: "dq_ram", Depth: u.DQ, Width: u.IW + TimeW, Doc: "delayed-ACK deadlines, FIFO"},
-			{Name: "gq_ram", Depth: u.GQ, Width: u.IW, Doc: "gathered paths, in arrival order"},
+			{Name: "ann_table", Depth: u.ConnDepth, Width: u.AnnW, Doc: "announce record per connection"},
+			{Name: "gq_ram", Depth: u.GQ, Width: u.IW + 1, Doc: "gathered entries {announce, index}, in arrival order"},
 		},
 		Latency: 2,
 		II:      Cycles,

@@ -24,7 +24,7 @@ type Field struct {
 // descriptorFields lists the descriptor in golden/parser.Descriptor's order.
 func descriptorFields(sackWidth int) []Field {
 	return []Field{
-		{"opcode", wire.OpcodeBits, "BTH opcode: 0x01 WRITE, 0x02 SEND, 0x10 ACK, 0x11 NAK"},
+		{"opcode", wire.OpcodeBits, "BTH opcode: 0x01 WRITE, 0x02 SEND, 0x10 ACK, 0x11 NAK, 0x12 ANNOUNCE"},
 		{"flags", wire.FlagsBits, "BTH flags: FIRST 0x80, LAST 0x40, ACKREQ 0x20, RETX 0x10, INIT 0x08"},
 		{"conn_id", wire.ConnIDBits, "destination connection"},
 		{"path_id", wire.PathIDBits, "path (data) or acknowledged path (ACK/NAK)"},
@@ -35,7 +35,7 @@ func descriptorFields(sackWidth int) []Field {
 		{"vlan", 1, "the frame had an 802.1Q tag"},
 		{"ecn", wire.IPv4ECNBits, "IP ECN field (3 = congestion experienced)"},
 		{"udp_src_port", wire.UDPPortBits, "UDP source port: the path's ECMP entropy"},
-		{"timestamp", wire.TimestampBits, "WRITE/SEND: send timestamp, ns"},
+		{"timestamp", wire.TimestampBits, "WRITE/SEND/ANNOUNCE: send timestamp, ns"},
 		{"msg_len", wire.MsgLenBits, "WRITE/SEND: message length, bytes"},
 		{"rkey", wire.RKeyBits, "WRITE: remote key"},
 		{"va", wire.VABits, "WRITE: virtual address of this packet's first payload byte"},
