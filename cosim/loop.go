@@ -36,6 +36,7 @@ type loopKnobs struct {
 	// out, turn suspect, fail, move their packets and later restart with INIT packets.
 	FailSwitch string
 	FailAt     fabric.Time
+	NoReroute  bool // routing never stops using the failed switch: only new entropy escapes it
 }
 
 var loopScenarios = map[string]loopKnobs{
@@ -45,7 +46,7 @@ var loopScenarios = map[string]loopKnobs{
 		Jitter: 300 * fabric.Nanosecond, HostReady: 0.6},
 	// Path failure under incast: every peer sends to host 0 when a spine fails.
 	"failure": {Outstanding: 3, MinMsg: 1, MaxMsg: 12_000, HostReady: 1, FailSwitch: "p0.spine1",
-		FailAt: 200 * fabric.Microsecond},
+		FailAt: 200 * fabric.Microsecond, NoReroute: true},
 }
 
 // LoopScenarios lists the closed-loop scenario names, sorted.
@@ -243,6 +244,9 @@ func runLoop(ctx context.Context, lib *verilator.Library, rx *pipeline.Rx, k loo
 		return nil, nil, err
 	}
 	h.net.SetLinkLoss(k.Loss)
+	if k.NoReroute {
+		h.net.RerouteDelay = -1
+	}
 	if k.FailSwitch != "" {
 		if err := h.net.FailSwitch(k.FailSwitch, k.FailAt); err != nil {
 			return nil, nil, err
@@ -406,6 +410,14 @@ func (h *loopHarness) finish(ledger *traffic.Ledger) (*Result, *Mismatch, error)
 	h.res.Counts["fabric_loss_drops"] = int(st.LossDrops)
 	if sec := h.sim.Now().Seconds(); sec > 0 {
 		h.res.Counts["goodput_mbps"] = int(float64(t.BytesDelivered*8) / sec / 1e6)
+	}
+	for _, host := range h.tn.Hosts() {
+		c := host.Counters()
+		for _, k := range []string{"timeouts", "paths_suspect", "paths_failed", "paths_probed", "moved"} {
+			if c[k] > 0 {
+				h.res.Counts["peers_"+k] += int(c[k])
+			}
+		}
 	}
 	h.res.RTLCycles = h.cycle
 	return h.res, nil, nil

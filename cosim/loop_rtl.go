@@ -32,8 +32,11 @@ func (e *loopEndpoint) Receive(now fabric.Time, port int, p *fabric.Packet) {
 		h.err = err
 		return
 	}
-	if w.BTH.Flags&wire.FlagPathInit != 0 {
+	if w.BTH.Opcode.IsData() && w.BTH.Flags&wire.FlagPathInit != 0 {
 		h.res.Counts["path_init_frames"]++
+	}
+	if w.BTH.Opcode == wire.OpAnnounce {
+		h.res.Counts["announce_frames"]++
 	}
 	copies := 1
 	if h.rng.Float64() < h.k.Duplicate {

@@ -61,7 +61,7 @@ func WireOf(p *fabric.Packet) *wire.Packet {
 // plane with the given UDP ports, toward host dst: what a tapped NIC's RTL sends.
 func (n *Network) ControlPacket(src, dst, plane int, srcPort, dstPort uint16, w *wire.Packet) *fabric.Packet {
 	return &fabric.Packet{Src: src, Dst: dst, SrcPort: srcPort, DstPort: dstPort, Proto: 17, Plane: plane,
-		Bytes: wire.FrameLen(w, n.wprm) + fabric.FCSBytes, Payload: &frame{w: w}}
+		Bytes: wire.FrameLen(w, n.wprm) + fabric.FCSBytes, Control: !w.BTH.Opcode.IsData(), Payload: &frame{w: w}}
 }
 
 // PeerOf is the peer host of host h's connection index i (ConnIndex's inverse).

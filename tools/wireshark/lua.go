@@ -82,8 +82,11 @@ func Lua() ([]byte, error) {
 		"NakLen": wire.NakLen, "NakCodeOff": wire.NakCodeOff, "NakReservedOff": wire.NakReservedOff,
 		"NakRNRDelayOff": wire.NakRNRDelayOff, "NakTimestampEchoOff": wire.NakTimestampEchoOff,
 		"NakCodeBytes": wire.NakCodeBits / 8, "NakReservedBytes": wire.NakReservedBits / 8, "RNRDelayBytes": wire.RNRDelayBits / 8,
+		"AnnounceLen": wire.AnnounceLen, "AnnounceTimestampOff": wire.AnnounceTimestampOff,
+		"AnnounceReservedOff": wire.AnnounceReservedOff, "AnnounceReservedBytes": wire.AnnounceReservedBits / 8,
 		"ICRCLen": wire.ICRCLen,
 		"OpWrite": int(wire.OpWrite), "OpSend": int(wire.OpSend), "OpAck": int(wire.OpAck), "OpNak": int(wire.OpNak),
+		"OpAnnounce": int(wire.OpAnnounce),
 		"RateHintUnitMbps": wire.RateHintUnitMbps, "TimestampUnitNS": wire.TimestampUnitNS, "RNRDelayUnitUS": wire.RNRDelayUnitUS,
 	}
 	t, err := template.New(LuaFile).Option("missingkey=error").Funcs(template.FuncMap{

@@ -85,6 +85,9 @@ F.nak_code     = ProtoField.uint8("metaroce.nak.code", "NAK Code", base.DEC, nak
 F.nak_reserved = ProtoField.uint8("metaroce.nak.reserved", "Reserved", base.HEX)
 F.nak_rnr      = ProtoField.uint16("metaroce.nak.rnr_delay", "RNR Delay (us)", base.DEC)
 F.nak_ts_echo  = ProtoField.uint32("metaroce.nak.timestamp_echo", "Timestamp Echo (ns mod 2^32)", base.DEC)
+-- ANNOUNCE
+F.ann_ts       = ProtoField.uint32("metaroce.announce.timestamp", "Timestamp (ns mod 2^32)", base.DEC)
+F.ann_reserved = ProtoField.uint32("metaroce.announce.reserved", "Reserved", base.HEX)
 -- ICRC
 F.icrc        = ProtoField.uint32("metaroce.icrc", "ICRC", base.HEX)
 F.icrc_calc   = ProtoField.uint32("metaroce.icrc.computed", "ICRC computed", base.HEX)
@@ -288,6 +291,14 @@ function metaroce.dissector(tvb, pinfo, tree)
 		dissect_ack(tvb, pinfo, t, W.BTHLen, icrc_off)
 	elseif op == W.OpNak then
 		dissect_nak(tvb, pinfo, t, W.BTHLen, icrc_off)
+	elseif op == W.OpAnnounce then
+		if W.BTHLen + W.AnnounceLen > icrc_off then
+			short(t, pinfo, "ANNOUNCE body")
+		else
+			local a = t:add(metaroce, tvb(W.BTHLen, W.AnnounceLen), "ANNOUNCE")
+			a:add(F.ann_ts, tvb(W.BTHLen + W.AnnounceTimestampOff, W.TimestampBytes))
+			a:add(F.ann_reserved, tvb(W.BTHLen + W.AnnounceReservedOff, W.AnnounceReservedBytes))
+		end
 	else
 		opi:add_proto_expert_info(E.unknown_op)
 	end
