@@ -86,7 +86,7 @@ func Lua() ([]byte, error) {
 		"AnnounceReservedOff": wire.AnnounceReservedOff, "AnnounceReservedBytes": wire.AnnounceReservedBits / 8,
 		"ICRCLen": wire.ICRCLen,
 		"OpWrite": int(wire.OpWrite), "OpSend": int(wire.OpSend), "OpAck": int(wire.OpAck), "OpNak": int(wire.OpNak),
-		"OpAnnounce": int(wire.OpAnnounce),
+		"OpAnnounce":       int(wire.OpAnnounce),
 		"RateHintUnitMbps": wire.RateHintUnitMbps, "TimestampUnitNS": wire.TimestampUnitNS, "RNRDelayUnitUS": wire.RNRDelayUnitUS,
 	}
 	t, err := template.New(LuaFile).Option("missingkey=error").Funcs(template.FuncMap{
