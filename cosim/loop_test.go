@@ -42,16 +42,16 @@ func TestLoopScenarios(t *testing.T) {
 	}
 }
 
-// TestLoopCatchesBlockFault breaks one block's template inside the top (rx_acker's gathered
-// ACK no longer advances its echo) and requires the closed loop to stop on the first control
-// frame that differs.
+// TestLoopCatchesBlockFault breaks one block's template inside the top (rx_acker's rate-hint
+// ROM is one unit high) and requires the closed loop to stop on the first control frame that
+// differs.
 func TestLoopCatchesBlockFault(t *testing.T) {
-	const from = "wire [31:0] g_echo = slot_rd[S_TS +: 32] + (t_op[31:0] - slot_rd[S_ARR +: 32]);"
+	const from = "hint_of = 16'd{% .Value %};"
 	mutate := func(srcs []gen.Source) error {
 		found := false
 		for i := range srcs {
 			if strings.Contains(srcs[i].Template, from) {
-				srcs[i].Template = strings.Replace(srcs[i].Template, from, "wire [31:0] g_echo = slot_rd[S_TS +: 32];", 1)
+				srcs[i].Template = strings.Replace(srcs[i].Template, from, "hint_of = 16'd{% .Value %} + 16'd1;", 1)
 				found = true
 			}
 		}

@@ -77,5 +77,5 @@ func TestCosimParserPcap(t *testing.T) {
 
 	code, _, errOut = run(t, "--config", defaultConfigPath(), "cosim", "--block", "sack", "--packets", "10", "--pcap", path)
 	require.Equal(t, ExitUsage, code)
-	require.Contains(t, errOut, "--pcap records input frames of --block parser only")
+	require.Contains(t, errOut, "--pcap is for --block parser (every input frame) or the closed loop")
 }
