@@ -25,6 +25,7 @@ import (
 	"embed"
 	"fmt"
 	"math/bits"
+	"strings"
 
 	"github.com/mrgen/mrgen/config"
 	"github.com/mrgen/mrgen/gen"
@@ -109,6 +110,15 @@ func New(c config.Config) (*Unit, error) {
 	u.Init18 = crc.Unshift(0xFFFFFFFF, wire.EthHeaderLen+wire.VLANTagLen-u.CrcBeat*u.B)
 	u.Reset = hdl.ResetFor(c.ResetStyle)
 	u.Fields = descriptorFields(u.S)
+	var ops []string
+	for _, c := range u.Classes() {
+		ops = append(ops, fmt.Sprintf("0x%02x %s", uint8(c.Op), c.Op))
+	}
+	for i := range u.Fields {
+		if u.Fields[i].Name == "opcode" {
+			u.Fields[i].Doc = "BTH opcode: " + strings.Join(ops, ", ")
+		}
+	}
 	return u, nil
 }
 
