@@ -105,6 +105,8 @@ func setDescriptor(pt *deparserPorts, u *hdldeparser.Unit, in []uint32, p *wire.
 		}
 	case p.Nak != nil:
 		ext.nak, ext.rnr, ext.tsEcho = uint8(p.Nak.Code), p.Nak.RNRDelay, p.Nak.TimestampEcho
+	case p.Announce != nil:
+		ext.ts = p.Announce.Timestamp
 	}
 	var vlan, pcp, dei, vid uint64
 	if v := p.Eth.VLAN; v != nil {

@@ -98,7 +98,7 @@ func TestDeparserCosimCatchesFaults(t *testing.T) {
 			"!data_lanes[lane] ? 8'h00 : low_lanes[lane] ? e_carry[8*lane +: 8] : rot[8*lane +: 8];",
 			"!data_lanes[lane] ? 8'h00 : low_lanes[lane] ? rot[8*lane +: 8] : rot[8*lane +: 8];", "first difference", true},
 		{"ICRC not inverted", "wire [31:0] icrc = c_bad ? crc_raw : ~crc_raw;", "wire [31:0] icrc = crc_raw;", "first difference", false},
-		{"IPv4 checksum not inverted", "e_csum <= ~l_fold2;", "e_csum <= l_fold2;", "first difference", false},
+		{"IPv4 checksum not inverted", "e_csum <= ~e_fold2;", "e_csum <= e_fold2;", "first difference", false},
 		{"mismatch not flagged", "o_user <= c_last && c_bad;", "o_user <= 1'b0;", "m_axis_tuser", false},
 	}
 	for _, f := range faults {

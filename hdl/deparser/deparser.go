@@ -25,6 +25,7 @@ import (
 	"embed"
 	"fmt"
 	"math/bits"
+	"strings"
 
 	"github.com/mrgen/mrgen/config"
 	"github.com/mrgen/mrgen/gen"
@@ -64,15 +65,17 @@ type Unit struct {
 	Prm   wire.Params
 	Reset hdl.ResetStyle
 
-	W, B, BW   int // datapath bits, bytes per beat, log2(bytes per beat)
-	S          int // SACK bitmap bits
-	BodyLen    int // longest body after the BTH (Write extension or ACK body), bytes
-	HdrMax     int // longest header: tagged IPv6 + UDP + BTH + longest body
-	HdrBeats   int // beats that can carry header bytes
-	PosW       int // width of frame byte positions (header + 16-bit payload + ICRC)
-	KW         int // width of the beat index (PosW - BW)
-	CrcBeat    int // beat holding byte 14: the ICRC starts there
-	EarlyBeats int // beats holding bytes before the end of the longest Ethernet+IP+UDP stack
+	W, B, BW   int  // datapath bits, bytes per beat, log2(bytes per beat)
+	S          int  // SACK bitmap bits
+	BodyLen    int  // longest body after the BTH (Write extension or ACK body), bytes
+	HdrMax     int  // longest header: tagged IPv6 + UDP + BTH + longest body
+	HdrBeats   int  // beats that can carry header bytes
+	PosW       int  // width of frame byte positions (header + 16-bit payload + ICRC)
+	KW         int  // width of the beat index (PosW - BW)
+	CrcBeat    int  // beat holding byte 14: the ICRC starts there
+	EarlyBeats int  // beats holding bytes before the end of the longest Ethernet+IP+UDP stack
+	CsumBeat   int  // first beat that can hold the IPv4 header checksum
+	CsumLate   bool // CsumBeat ≥ 1: the checksum's folds get a cycle of their own
 	Init14     uint32
 	Init18     uint32
 	Fields     []Field
@@ -101,10 +104,21 @@ func New(c config.Config) (*Unit, error) {
 	u.KW = u.PosW - u.BW
 	u.CrcBeat = wire.EthHeaderLen / u.B
 	u.EarlyBeats = (wire.EthHeaderLen + wire.VLANTagLen + wire.IPv6HeaderLen + wire.UDPHeaderLen + u.B - 1) / u.B
+	u.CsumBeat = (wire.EthHeaderLen + wire.IPv4ChecksumOff) / u.B
+	u.CsumLate = u.CsumBeat >= 1
 	u.Init14 = crc.Unshift(0xFFFFFFFF, wire.EthHeaderLen-u.CrcBeat*u.B)
 	u.Init18 = crc.Unshift(0xFFFFFFFF, wire.EthHeaderLen+wire.VLANTagLen-u.CrcBeat*u.B)
 	u.Reset = hdl.ResetFor(c.ResetStyle)
 	u.Fields = descriptorFields(u.S)
+	var ops []string
+	for _, c := range u.Classes() {
+		ops = append(ops, fmt.Sprintf("0x%02x %s", uint8(c.Op), c.Op))
+	}
+	for i := range u.Fields {
+		if u.Fields[i].Name == "opcode" {
+			u.Fields[i].Doc = "BTH opcode: " + strings.Join(ops, ", ")
+		}
+	}
 	return u, nil
 }
 

@@ -94,16 +94,26 @@ func TestHeaderLayouts(t *testing.T) {
 	u, err := deparser.New(config.Default())
 	require.NoError(t, err)
 	prm := u.Prm
-	for vo := 0; vo < 16; vo++ {
+	cls := u.Classes()
+	require.Equal(t, 4*len(cls), u.Layouts())
+	// Every opcode golden/wire defines has its own class.
+	var ops []wire.Opcode
+	for _, c := range cls {
+		ops = append(ops, c.Op)
+	}
+	require.ElementsMatch(t, wire.AllOpcodes(), ops)
+	for vo := 0; vo < u.Layouts(); vo++ {
+		v := vo / len(cls)
 		p := &wire.Packet{IP: wire.IPHeader{Version: 4}}
-		if vo&4 != 0 {
+		if v&1 != 0 {
 			p.IP.Version = 6
 		}
-		if vo&8 != 0 {
+		if v&2 != 0 {
 			p.Eth.VLAN = &wire.VLANTag{}
 		}
-		p.BTH.Opcode = []wire.Opcode{wire.OpWrite, wire.OpSend, wire.OpAck, wire.OpNak}[vo%4]
+		p.BTH.Opcode = cls[vo%len(cls)].Op
 		require.Equal(t, wire.FrameLen(p, prm)-wire.ICRCLen, u.HdrLen(vo), "layout %d", vo)
+		require.Equal(t, p.BTH.Opcode.IsData(), cls[vo%len(cls)].Data)
 	}
 	bytes, err := u.HeaderBytes()
 	require.NoError(t, err)

@@ -2,6 +2,7 @@ package deparser
 
 import (
 	"fmt"
+	"math/bits"
 	"strings"
 
 	"github.com/mrgen/mrgen/golden/wire"
@@ -41,14 +42,14 @@ func descriptorFields(sackWidth int) []Field {
 		{"ip_df", 1, "IPv4 don't-fragment flag (IPv6: unused)", true},
 		{"udp_src_port", wire.UDPPortBits, "UDP source port: the path's ECMP entropy", true},
 		{"udp_checksum", wire.UDPChecksumBits, "UDP checksum, carried verbatim (0: none)", true},
-		{"opcode", wire.OpcodeBits, "BTH opcode: 0x01 WRITE, 0x02 SEND, 0x10 ACK, 0x11 NAK", true},
+		{"opcode", wire.OpcodeBits, "BTH opcode (the body classes' opcodes)", true},
 		{"flags", wire.FlagsBits, "BTH flags", true},
 		{"conn_id", wire.ConnIDBits, "BTH connection id", true},
 		{"path_id", wire.PathIDBits, "BTH path id", true},
 		{"stream_id", wire.StreamIDBits, "BTH stream id", true},
 		{"psn", wire.PSNBits, "BTH PSN (ACK: cumulative PSN)", true},
 		{"msn", wire.MSNBits, "BTH message sequence number", true},
-		{"timestamp", wire.TimestampBits, "WRITE/SEND: send timestamp", true},
+		{"timestamp", wire.TimestampBits, "WRITE/SEND/ANNOUNCE: send timestamp", true},
 		{"msg_len", wire.MsgLenBits, "WRITE/SEND: message length", true},
 		{"rkey", wire.RKeyBits, "WRITE: remote key", true},
 		{"va", wire.VABits, "WRITE: virtual address of this packet's first payload byte", true},
@@ -132,15 +133,60 @@ func (u *Unit) DeparserModule() *hdl.Module {
 	}
 }
 
-// Layout numbering: variant v = {vlan, ipv6} (0 untagged IPv4, 1 untagged IPv6, 2 tagged IPv4,
-// 3 tagged IPv6) and body class o (0 WRITE, 1 SEND, 2 ACK, 3 NAK and any other opcode); the
-// frame register e_vo is one-hot in 4*v + o.
-const (
-	bodyWrite = iota
-	bodySend
-	bodyAck
-	bodyNak
-)
+// BodyClass is one shape of what follows the BTH: an opcode and its extension or body. The
+// layouts are the four Ethernet/IP variants v = {vlan, ipv6} times the classes; layout
+// v*len(Classes) + o is bit of the one-hot frame register e_vo. The last class is also the
+// shape of any opcode not listed (the descriptor must not carry one).
+type BodyClass struct {
+	Op    wire.Opcode
+	Len   int
+	Data  bool     // WRITE/SEND: payload_len bytes of payload follow
+	Bytes []string // the body, byte by byte, as Verilog expressions over the frame registers
+}
+
+// Classes lists the body classes in their index order (WRITE, SEND, ACK, NAK).
+func (u *Unit) Classes() []BodyClass {
+	var ack []string
+	ack = append(ack, beBytes("e_ts_echo", 32)...)
+	ack = append(ack, beBytes("e_ecn_echo", 16)...)
+	ack = append(ack, beBytes("e_rate_hint", 16)...)
+	// The bitmap is a bit array: byte k holds bits 8k..8k+7, bit 8k in its LSB.
+	for k := 0; k < u.S/8; k++ {
+		ack = append(ack, fmt.Sprintf("e_sack[%d:%d]", 8*k+7, 8*k))
+	}
+	cat := func(parts ...[]string) []string {
+		var out []string
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	return []BodyClass{
+		{wire.OpWrite, wire.WriteExtLen, true, cat(beBytes("e_timestamp", 32), beBytes("e_msg_len", 32),
+			beBytes("e_rkey", 32), beBytes("e_va", 64))},
+		{wire.OpSend, wire.SendExtLen, true, cat(beBytes("e_timestamp", 32), beBytes("e_msg_len", 32),
+			beBytes("e_offset", 32))},
+		{wire.OpAck, u.Prm.AckLen(), false, ack},
+		{wire.OpAnnounce, wire.AnnounceLen, false, cat(beBytes("e_timestamp", 32), []string{"8'h00", "8'h00", "8'h00", "8'h00"})},
+		{wire.OpNak, wire.NakLen, false, cat([]string{"e_nak_code", "8'h00"}, beBytes("e_rnr_delay", 16),
+			beBytes("e_ts_echo", 32))},
+	}
+}
+
+// NClasses is the number of body classes; Layouts the number of layouts (4 variants each).
+func (u *Unit) NClasses() int { return len(u.Classes()) }
+
+// Layouts is the number of header layouts: four Ethernet/IP variants per body class.
+func (u *Unit) Layouts() int { return 4 * u.NClasses() }
+
+// ClassW is the width of a class index; LayoutW the width of a layout index.
+func (u *Unit) ClassW() int { return max(1, bits.Len(uint(u.NClasses()-1))) }
+
+// LayoutW is the width of a layout index.
+func (u *Unit) LayoutW() int { return bits.Len(uint(u.Layouts() - 1)) }
+
+// OpHex renders a class's opcode for the template.
+func (c BodyClass) OpHex() string { return hex8(int(c.Op)) }
 
 // hex8 renders a byte constant.
 func hex8(v int) string { return fmt.Sprintf("8'h%02x", v&0xff) }
@@ -161,12 +207,12 @@ func beBytesFrom(reg string, hi, n int) []string {
 
 // layoutBytes is the header of one layout, byte by byte, as Verilog expressions over the frame
 // registers: exactly the bytes golden/wire.Encode writes before the payload.
-func (u *Unit) layoutBytes(vlan, v6 bool, body int) ([]string, error) {
+func (u *Unit) layoutBytes(vlan, v6 bool, cls BodyClass) ([]string, error) {
 	var b []string
 	add := func(x ...string) { b = append(b, x...) }
 	at := func(what string, want int) error {
 		if len(b) != want {
-			return fmt.Errorf("deparser: layout (vlan %v, ipv6 %v, body %d): %s at byte %d, want %d", vlan, v6, body, what, len(b), want)
+			return fmt.Errorf("deparser: layout (vlan %v, ipv6 %v, %s): %s at byte %d, want %d", vlan, v6, cls.Op, what, len(b), want)
 		}
 		return nil
 	}
@@ -222,51 +268,18 @@ func (u *Unit) layoutBytes(vlan, v6 bool, body int) ([]string, error) {
 	if err := at("body", bodyAt); err != nil {
 		return nil, err
 	}
-	switch body {
-	case bodyWrite:
-		add(beBytes("e_timestamp", 32)...)
-		add(beBytes("e_msg_len", 32)...)
-		add(beBytes("e_rkey", 32)...)
-		add(beBytes("e_va", 64)...)
-	case bodySend:
-		add(beBytes("e_timestamp", 32)...)
-		add(beBytes("e_msg_len", 32)...)
-		add(beBytes("e_offset", 32)...)
-	case bodyAck:
-		add(beBytes("e_ts_echo", 32)...)
-		add(beBytes("e_ecn_echo", 16)...)
-		add(beBytes("e_rate_hint", 16)...)
-		// The bitmap is a bit array: byte k holds bits 8k..8k+7, bit 8k in its LSB.
-		for k := 0; k < u.S/8; k++ {
-			add(fmt.Sprintf("e_sack[%d:%d]", 8*k+7, 8*k))
-		}
-	default:
-		add("e_nak_code", "8'h00")
-		add(beBytes("e_rnr_delay", 16)...)
-		add(beBytes("e_ts_echo", 32)...)
-	}
-	if err := at("payload", bodyAt+u.bodyLen(body)); err != nil {
+	add(cls.Bytes...)
+	if err := at("payload", bodyAt+cls.Len); err != nil {
 		return nil, err
 	}
 	return b, nil
 }
 
-func (u *Unit) bodyLen(body int) int {
-	switch body {
-	case bodyWrite:
-		return wire.WriteExtLen
-	case bodySend:
-		return wire.SendExtLen
-	case bodyAck:
-		return u.Prm.AckLen()
-	}
-	return wire.NakLen
-}
-
-// HdrLen is the header length of layout 4*v + o, for the template's table.
+// HdrLen is the header length of layout vo = v*NClasses + o, for the template's table.
 func (u *Unit) HdrLen(vo int) int {
-	v, o := vo/4, vo%4
-	l := wire.EthHeaderLen + wire.UDPHeaderLen + wire.BTHLen + u.bodyLen(o)
+	cls := u.Classes()
+	v, o := vo/len(cls), vo%len(cls)
+	l := wire.EthHeaderLen + wire.UDPHeaderLen + wire.BTHLen + cls[o].Len
 	if v&2 != 0 {
 		l += wire.VLANTagLen
 	}
@@ -276,12 +289,9 @@ func (u *Unit) HdrLen(vo int) int {
 	return l + wire.IPv4HeaderLen
 }
 
-// BodyLenOf is the body length of class o, for the template.
-func (u *Unit) BodyLenOf(o int) int { return u.bodyLen(o) }
-
 // HdrChoice is one source of a header byte: the layouts (mask over e_vo) that take it.
 type HdrChoice struct {
-	Mask uint16
+	Mask uint64
 	Expr string
 }
 
@@ -296,9 +306,11 @@ type HdrByte struct {
 // HeaderBytes builds the header vector's multiplexers: for every byte position, the distinct
 // expressions the sixteen layouts put there.
 func (u *Unit) HeaderBytes() ([]HdrByte, error) {
-	var layouts [16][]string
-	for vo := 0; vo < 16; vo++ {
-		b, err := u.layoutBytes(vo&8 != 0, vo&4 != 0, vo%4)
+	cls := u.Classes()
+	n := len(cls)
+	layouts := make([][]string, 4*n)
+	for vo := range layouts {
+		b, err := u.layoutBytes(vo/n&2 != 0, vo/n&1 != 0, cls[vo%n])
 		if err != nil {
 			return nil, err
 		}
@@ -310,7 +322,7 @@ func (u *Unit) HeaderBytes() ([]HdrByte, error) {
 	var out []HdrByte
 	for p := 0; p < u.HdrBeats*u.B; p++ {
 		hb := HdrByte{Pos: p, Hi: 8*p + 7, Lo: 8 * p}
-		for vo := 0; vo < 16; vo++ {
+		for vo := range layouts {
 			if p >= len(layouts[vo]) {
 				continue
 			}
@@ -353,7 +365,7 @@ func (u *Unit) HeaderLines() ([]string, error) {
 				lines = append(lines, fmt.Sprintf("      %s;", c.Expr))
 				break
 			}
-			lines = append(lines, fmt.Sprintf("      |(e_vo & 16'h%04x) ? %s :", c.Mask, c.Expr))
+			lines = append(lines, fmt.Sprintf("      |(e_vo & %d'h%0*x) ? %s :", u.Layouts(), (u.Layouts()+3)/4, c.Mask, c.Expr))
 		}
 		out = append(out, strings.Join(lines, "\n"))
 	}
@@ -432,10 +444,7 @@ func (u *Unit) CrcEarly() [][]CrcLane {
 // Hex32 renders a 32-bit constant for the template.
 func (u *Unit) Hex32(v uint32) string { return fmt.Sprintf("32'h%08x", v) }
 
-// Byte constants of the wire format, for the template.
-func (u *Unit) OpWrite() string  { return hex8(int(wire.OpWrite)) }
-func (u *Unit) OpSend() string   { return hex8(int(wire.OpSend)) }
-func (u *Unit) OpAck() string    { return hex8(int(wire.OpAck)) }
+// VerIHL and ProtoUDP are byte constants of the wire format, for the template.
 func (u *Unit) VerIHL() string   { return hex8(4<<wire.IPv4IHLBits | wire.IPv4IHL) }
 func (u *Unit) ProtoUDP() string { return hex8(wire.IPProtocolUDP) }
 
@@ -448,3 +457,18 @@ func (u *Unit) IPv4HeaderLen() int { return wire.IPv4HeaderLen }
 
 // PayloadLatencyT is PayloadLatency, for the template.
 func (u *Unit) PayloadLatencyT() int { return PayloadLatency }
+
+// DataCond is the Verilog condition "the descriptor's opcode is a data opcode" (its payload
+// follows on s_axis).
+func (u *Unit) DataCond() string {
+	var terms []string
+	for _, c := range u.Classes() {
+		if c.Data {
+			terms = append(terms, "s_hdr_opcode == "+c.OpHex())
+		}
+	}
+	if len(terms) == 0 {
+		return "1'b0"
+	}
+	return strings.Join(terms, " || ")
+}
