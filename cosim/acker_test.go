@@ -2,9 +2,6 @@ package cosim
 
 import (
 	"context"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -105,34 +102,17 @@ func TestAckerCatchesTemplateFaults(t *testing.T) {
 			"wire expire = conn_rd[0] && (idle_for > HINT_WINDOW);",
 			"wire expire = conn_rd[0] && (idle_for >= HINT_WINDOW - 64'd1000);", "", false},
 	}
+	var tf []templateFault
 	for _, f := range faults {
-		t.Run(f.name, func(t *testing.T) {
-			mutate := func(srcs []gen.Source) error {
-				for i := range srcs {
-					require.Contains(t, srcs[i].Template, f.from, "fault anchor missing from the template")
-					srcs[i].Template = strings.Replace(srcs[i].Template, f.from, f.to, 1)
-				}
-				return nil
-			}
-			vcd := ""
-			if f.vcd {
-				vcd = filepath.Join(t.TempDir(), "mismatch.vcd")
-			}
-			n := 20_000
-			if f.scenario == "saturate" {
-				n = 150_000
-			}
-			res := runAckerTest(t, config.Default(), f.scenario, 3, n, mutate, vcd)
-			require.NotNil(t, res.Mismatch, "cosim missed an injected fault")
-			require.Contains(t, res.Mismatch.Diff, f.field)
-			t.Logf("%s: %v", f.name, res.Mismatch)
-			if vcd != "" {
-				body, err := os.ReadFile(vcd)
-				require.NoError(t, err, "VCD around the mismatch")
-				require.Contains(t, string(body), "$enddefinitions")
-			}
-		})
+		tf = append(tf, templateFault{Name: f.name, Module: "rx_acker", From: f.from, To: f.to, Field: f.field, VCD: f.vcd, Scenario: f.scenario})
 	}
+	requireFaultsCaught(t, tf, func(t *testing.T, f templateFault, mutate func([]gen.Source) error, vcd string) *Result {
+		n := 20_000
+		if f.Scenario == "saturate" {
+			n = 150_000
+		}
+		return runAckerTest(t, config.Default(), f.Scenario, 3, n, mutate, vcd)
+	})
 }
 
 func TestAckerUnknownScenario(t *testing.T) {

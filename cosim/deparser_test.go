@@ -2,9 +2,7 @@ package cosim
 
 import (
 	"context"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -101,38 +99,17 @@ func TestDeparserCosimCatchesFaults(t *testing.T) {
 		{"IPv4 checksum not inverted", "e_csum <= ~e_fold2;", "e_csum <= e_fold2;", "first difference", false},
 		{"mismatch not flagged", "o_user <= c_last && c_bad;", "o_user <= 1'b0;", "m_axis_tuser", false},
 	}
+	var tf []templateFault
 	for _, f := range faults {
-		t.Run(f.name, func(t *testing.T) {
-			mutate := func(srcs []gen.Source) error {
-				for i := range srcs {
-					if srcs[i].Module.Name == "tx_deparser" {
-						require.Contains(t, srcs[i].Template, f.from, "fault anchor missing from the template")
-						srcs[i].Template = strings.Replace(srcs[i].Template, f.from, f.to, 1)
-					}
-				}
-				return nil
-			}
-			vcd := ""
-			if f.vcd {
-				vcd = filepath.Join(t.TempDir(), "mismatch.vcd")
-			}
-			c, err := config.Load(filepath.Join("..", "configs", "matrix", "parser-w128.yaml"))
-			require.NoError(t, err)
-			res := runDeparserTest(t, c, "length-error", 1, 300, mutate, vcd)
-			require.NotNil(t, res.Mismatch, "cosim missed an injected fault")
-			require.Equal(t, 1, res.Mismatches)
-			require.Equal(t, "frame", res.Mismatch.Stream)
-			require.Contains(t, res.Mismatch.Diff, f.want)
-			require.Contains(t, res.Mismatch.Input, "packet ")
-			if vcd == "" {
-				return
-			}
-			require.Equal(t, vcd, res.Mismatch.VCD)
-			body, err := os.ReadFile(vcd)
-			require.NoError(t, err, "VCD around the mismatch")
-			require.Contains(t, string(body), "$enddefinitions")
-		})
+		tf = append(tf, templateFault{Name: f.name, Module: "tx_deparser", From: f.from, To: f.to, Stream: "frame", Field: f.want, VCD: f.vcd, Scenario: "length-error"})
 	}
+	requireFaultsCaught(t, tf, func(t *testing.T, f templateFault, mutate func([]gen.Source) error, vcd string) *Result {
+		c, err := config.Load(filepath.Join("..", "configs", "matrix", "parser-w128.yaml"))
+		require.NoError(t, err)
+		res := runDeparserTest(t, c, f.Scenario, 1, 300, mutate, vcd)
+		require.Contains(t, res.Mismatch.Input, "packet ")
+		return res
+	})
 }
 
 func TestUnknownDeparserScenario(t *testing.T) {

@@ -2,7 +2,6 @@ package cosim
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -46,22 +45,11 @@ func TestLoopScenarios(t *testing.T) {
 // ROM is one unit high) and requires the closed loop to stop on the first control frame that
 // differs.
 func TestLoopCatchesBlockFault(t *testing.T) {
-	const from = "hint_of = 16'd{% .Value %};"
-	mutate := func(srcs []gen.Source) error {
-		found := false
-		for i := range srcs {
-			if strings.Contains(srcs[i].Template, from) {
-				srcs[i].Template = strings.Replace(srcs[i].Template, from, "hint_of = 16'd{% .Value %} + 16'd1;", 1)
-				found = true
-			}
-		}
-		require.True(t, found, "fault anchor missing from the templates")
-		return nil
-	}
-	res := runLoopTest(t, config.Default(), "clean", 5, 400, mutate)
-	require.NotNil(t, res.Mismatch, "the closed loop missed an injected fault")
-	require.Equal(t, "control frames", res.Mismatch.Stream)
-	t.Logf("%v", res.Mismatch)
+	faults := []templateFault{{Name: "rate-hint ROM one unit high", Module: "rx_acker", Scenario: "clean",
+		From: "hint_of = 16'd{% .Value %};", To: "hint_of = 16'd{% .Value %} + 16'd1;", Stream: "control frames"}}
+	requireFaultsCaught(t, faults, func(t *testing.T, f templateFault, mutate func([]gen.Source) error, _ string) *Result {
+		return runLoopTest(t, config.Default(), f.Scenario, 5, 400, mutate)
+	})
 }
 
 func TestLoopUnknownScenario(t *testing.T) {

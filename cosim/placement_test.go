@@ -2,9 +2,6 @@ package cosim
 
 import (
 	"context"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -173,37 +170,13 @@ func TestPlacementCosimCatchesFaults(t *testing.T) {
 			"wire [63:0] dma_target = d_write ? va : sl_addr + {32'd0, in_q_offset};",
 			"wire [63:0] dma_target = d_write ? va : sl_addr + {32'd0, in_q_offset} + 64'd1;", "Addr", false},
 	}
+	var tf []templateFault
 	for _, f := range faults {
-		t.Run(f.name, func(t *testing.T) {
-			mutate := func(srcs []gen.Source) error {
-				for i := range srcs {
-					if srcs[i].Module.Name != hdlpl.Top {
-						continue
-					}
-					require.Contains(t, srcs[i].Template, f.from, "fault anchor missing from the template")
-					srcs[i].Template = strings.Replace(srcs[i].Template, f.from, f.to, 1)
-				}
-				return nil
-			}
-			vcd := ""
-			if f.vcd {
-				vcd = filepath.Join(t.TempDir(), "mismatch.vcd")
-			}
-			res := runPlacementTest(t, config.Default(), f.scenario, 1, 20_000, mutate, vcd)
-			require.NotNil(t, res.Mismatch, "cosim missed an injected fault")
-			require.Equal(t, 1, res.Mismatches)
-			require.Contains(t, res.Mismatch.Diff, f.field)
-			require.Positive(t, res.Mismatch.Cycle)
-			t.Logf("%s: %v", f.name, res.Mismatch)
-			if vcd == "" {
-				return
-			}
-			require.Equal(t, vcd, res.Mismatch.VCD)
-			body, err := os.ReadFile(vcd)
-			require.NoError(t, err, "VCD around the mismatch")
-			require.Contains(t, string(body), "$enddefinitions")
-		})
+		tf = append(tf, templateFault{Name: f.name, Module: hdlpl.Top, From: f.from, To: f.to, Field: f.field, VCD: f.vcd, Scenario: f.scenario})
 	}
+	requireFaultsCaught(t, tf, func(t *testing.T, f templateFault, mutate func([]gen.Source) error, vcd string) *Result {
+		return runPlacementTest(t, config.Default(), f.Scenario, 1, 20_000, mutate, vcd)
+	})
 }
 
 func TestPlacementUnknownScenario(t *testing.T) {

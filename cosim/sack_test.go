@@ -2,9 +2,6 @@ package cosim
 
 import (
 	"context"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -149,38 +146,13 @@ func TestSackCosimCatchesFaults(t *testing.T) {
 		{"rx path init ignored", "sack_rx",
 			"wire path_reinit = in_q_path_init && !is_old;", "wire path_reinit = 1'b0 && in_q_path_init && !is_old;", "PathInit", false, "random"},
 	}
+	var tf []templateFault
 	for _, f := range faults {
-		t.Run(f.name, func(t *testing.T) {
-			mutate := func(srcs []gen.Source) error {
-				for i := range srcs {
-					if srcs[i].Module.Name == f.module {
-						require.Contains(t, srcs[i].Template, f.from, "fault anchor missing from the template")
-						srcs[i].Template = strings.Replace(srcs[i].Template, f.from, f.to, 1)
-					}
-				}
-				return nil
-			}
-			vcd := ""
-			if f.vcd {
-				vcd = filepath.Join(t.TempDir(), "mismatch.vcd")
-			}
-			res := runSackTest(t, config.Default(), f.scenario, 1, 20_000, mutate, vcd)
-			require.NotNil(t, res.Mismatch, "cosim missed an injected fault")
-			require.Equal(t, 1, res.Mismatches)
-			require.Contains(t, res.Mismatch.Diff, f.field)
-			require.Positive(t, res.Mismatch.Cycle)
-			if vcd == "" {
-				return
-			}
-			require.Equal(t, vcd, res.Mismatch.VCD)
-			st, err := os.Stat(vcd)
-			require.NoError(t, err, "VCD around the mismatch")
-			require.Positive(t, st.Size())
-			body, err := os.ReadFile(vcd)
-			require.NoError(t, err)
-			require.Contains(t, string(body), "$enddefinitions")
-		})
+		tf = append(tf, templateFault{Name: f.name, Module: f.module, From: f.from, To: f.to, Field: f.field, VCD: f.vcd, Scenario: f.scenario})
 	}
+	requireFaultsCaught(t, tf, func(t *testing.T, f templateFault, mutate func([]gen.Source) error, vcd string) *Result {
+		return runSackTest(t, config.Default(), f.Scenario, 1, 20_000, mutate, vcd)
+	})
 }
 
 func TestUnknownScenario(t *testing.T) {

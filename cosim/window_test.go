@@ -2,9 +2,7 @@ package cosim
 
 import (
 	"context"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -159,37 +157,13 @@ func TestWindowCosimCatchesFaults(t *testing.T) {
 		{"scan starvation guard removed",
 			"wire scan_urgent = (scan_wait == 4'd{% .D.ScanStarve %});", "wire scan_urgent = 1'b0;", "arbitration", "", "back-to-back", false},
 	}
+	var tf []templateFault
 	for _, f := range faults {
-		t.Run(f.name, func(t *testing.T) {
-			mutate := func(srcs []gen.Source) error {
-				for i := range srcs {
-					if srcs[i].Module.Name == "window_unit" {
-						require.Contains(t, srcs[i].Template, f.from, "fault anchor missing from the template")
-						srcs[i].Template = strings.Replace(srcs[i].Template, f.from, f.to, 1)
-					}
-				}
-				return nil
-			}
-			vcd := ""
-			if f.vcd {
-				vcd = filepath.Join(t.TempDir(), "mismatch.vcd")
-			}
-			res := runWindowTest(t, config.Default(), f.scenario, 1, 20_000, mutate, vcd)
-			require.NotNil(t, res.Mismatch, "cosim missed an injected fault")
-			require.Equal(t, 1, res.Mismatches)
-			if f.stream != "" {
-				require.Equal(t, f.stream, res.Mismatch.Stream)
-			}
-			require.Contains(t, res.Mismatch.Diff, f.field)
-			if vcd == "" {
-				return
-			}
-			require.Equal(t, vcd, res.Mismatch.VCD)
-			body, err := os.ReadFile(vcd)
-			require.NoError(t, err, "VCD around the mismatch")
-			require.Contains(t, string(body), "$enddefinitions")
-		})
+		tf = append(tf, templateFault{Name: f.name, Module: "window_unit", From: f.from, To: f.to, Stream: f.stream, Field: f.field, VCD: f.vcd, Scenario: f.scenario})
 	}
+	requireFaultsCaught(t, tf, func(t *testing.T, f templateFault, mutate func([]gen.Source) error, vcd string) *Result {
+		return runWindowTest(t, config.Default(), f.Scenario, 1, 20_000, mutate, vcd)
+	})
 }
 
 func TestUnknownWindowScenario(t *testing.T) {
