@@ -16,7 +16,7 @@ echo "== generate: the receive pipeline top nic_rx and every block in it"
 "$MRGEN" --config "$CONFIG" generate --block nic --out "$OUT/nic"
 echo
 echo "== lint: verilator -Wall, yosys latch/loop checks, iverilog -g2012"
-"$MRGEN" --config "$CONFIG" lint --out "$OUT/nic"
+"$MRGEN" --config "$CONFIG" lint --block nic --out "$OUT/nic"
 echo
 echo "== closed loop: nic_rx as host 0 of the golden transport, 1% loss"
 echo "   (the first run builds the Verilated model, a few minutes; later runs reuse it)"
