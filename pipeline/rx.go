@@ -18,6 +18,7 @@ package pipeline
 import (
 	"embed"
 	"fmt"
+	"strings"
 
 	"github.com/mrgen/mrgen/config"
 	"github.com/mrgen/mrgen/gen"
@@ -122,12 +123,7 @@ func (r *Rx) Module() *hdl.Module {
 		in("s_peer_ipv6", 1, "the peer is reached over IPv6"),
 	)
 	// Placement's control, DMA and completion ports pass through unchanged.
-	for _, p := range r.Place.Module().Ports {
-		switch {
-		case hasPrefix(p.Name, "s_ctl_"), hasPrefix(p.Name, "m_ctl_"), hasPrefix(p.Name, "m_dma_"), hasPrefix(p.Name, "m_cpl_"):
-			ports = append(ports, p)
-		}
-	}
+	ports = append(ports, r.PlacementHostPorts()...)
 	ports = append(ports,
 		// Payload of accepted data packets, for the host DMA engine.
 		out("m_pay_tdata", r.DW, "payload beats, first byte in lane 0"),
@@ -188,7 +184,20 @@ func (r *Rx) Module() *hdl.Module {
 	}
 }
 
-func hasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }
+// PlacementHostPorts are placement_engine's host-side ports (control, DMA, completions), which
+// nic_rx passes through under the same names; the template connects exactly these.
+func (r *Rx) PlacementHostPorts() []hdl.Port {
+	var out []hdl.Port
+	for _, p := range r.Place.Module().Ports {
+		for _, pre := range []string{"s_ctl_", "m_ctl_", "m_dma_", "m_cpl_"} {
+			if strings.HasPrefix(p.Name, pre) {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
+}
 
 // Design renders nic_rx with every block it instantiates.
 func (r *Rx) Design(st gen.Stamp, mutate func([]gen.Source) error) (*gen.Design, error) {
@@ -286,9 +295,6 @@ func (r *Rx) pad(x string, w, n int) string {
 	}
 	return fmt.Sprintf("{%d'd0, %s}", n-w, x)
 }
-
-// Pad is pad for the template.
-func (r *Rx) Pad(x string, w, n int) string { return r.pad(x, w, n) }
 
 // Widths and depths the template needs from the blocks.
 func (r *Rx) ParCounterW() int   { return parser.CounterWidth }

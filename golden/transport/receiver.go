@@ -69,10 +69,12 @@ func (nic *NIC) onData(p *fabric.Packet, fr *frame) {
 // ackerParams are the receive-side ACK scheduler's parameters (golden/acker) of a NIC.
 func (nic *NIC) ackerParams() acker.Params {
 	cfg := nic.nw.cfg
-	return acker.Params{Conns: len(nic.conns), Paths: nic.paths, Width: nic.nw.sprm.Width,
-		AckDelay: uint64(cfg.AckDelay.NS()), Gather: uint64(cfg.NIC.AckPolicy.GatherNS), MaxGather: uint64(cfg.NIC.AckPolicy.MaxGatherNS),
-		HintWindow: uint64(cfg.HintWindow.NS()), Scan: uint64(cfg.TimerScan.NS()),
-		Hints: acker.HintTable(len(nic.conns), nic.linkMb, cfg.RateHints)}
+	p := acker.ParamsFrom(cfg.NIC)
+	// The transport's own timers and hint switch (experiments set them), and the rate its
+	// fabric ports really have.
+	p.AckDelay, p.HintWindow, p.Scan = uint64(cfg.AckDelay.NS()), uint64(cfg.HintWindow.NS()), uint64(cfg.TimerScan.NS())
+	p.Hints = acker.HintTable(p.Conns, nic.linkMb, cfg.RateHints)
+	return p
 }
 
 // sendAcks sends the scheduler's ACKs and makes sure its next timer is scheduled.
@@ -172,8 +174,7 @@ func (nic *NIC) sendNak(p *fabric.Packet, data *wire.Packet, code wire.NakCode, 
 // follows the path's route in reverse when ECMP is symmetric).
 func (nic *NIC) sendCtrl(p *fabric.Packet, w *wire.Packet) {
 	k := p.Plane
-	cp := &fabric.Packet{Src: nic.host, Dst: p.Src, SrcPort: p.SrcPort, DstPort: p.DstPort, Proto: 17, Plane: k,
-		Bytes: nic.frameBytes(w), Control: true, Payload: &frame{w: w}}
+	cp := nic.nw.ControlPacket(nic.host, p.Src, k, p.SrcPort, p.DstPort, w)
 	if nic.tap != nil {
 		nic.tap.Control(nic.now(), cp, w)
 		return
