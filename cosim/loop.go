@@ -135,7 +135,6 @@ type dmaKey struct {
 
 // loopHarness runs nic_rx as host 0.
 type loopHarness struct {
-	ctx       context.Context
 	opt       Options
 	k         loopKnobs
 	rng       *rand.Rand
@@ -220,7 +219,7 @@ func runLoop(ctx context.Context, lib *verilator.Library, rx *pipeline.Rx, k loo
 		return nil, nil, fmt.Errorf("cosim: nic_rx ports: %w", err)
 	}
 	c := opt.Config
-	h := &loopHarness{ctx: ctx, opt: opt, k: k, rng: rand.New(rand.NewPCG(opt.Seed, 0x100b)), m: m, pt: pt,
+	h := &loopHarness{opt: opt, k: k, rng: rand.New(rand.NewPCG(opt.Seed, 0x100b)), m: m, pt: pt,
 		in: make([]uint32, lib.Layout().InWords()), out: make([]uint32, lib.Layout().OutWords()), nb: c.DatapathWidth / 8,
 		pay: map[uint64][]byte{}, payDone: map[uint64]bool{}, rtlMem: placement.NewHostMemory(), frees: map[uint64]uint64{},
 		cplAddr: map[[3]uint64]uint64{}, reposts: map[[2]int][]transport.SetupOp{}, traceAt: traceAt, asyncLow: rx.Reset.AsyncLow,
