@@ -185,6 +185,14 @@ func (h *loopHarness) run(now fabric.Time) {
 	h.nowNS = uint64(now.NS())
 	h.pt.now.Set(h.in, h.nowNS)
 	limit := 64 + 8*len(h.frames) + 64*len(h.ctlOps) + 8*h.opt.Config.Connections*h.opt.Config.PathsPerConnection
+	// The profile of the loop's cycles: runs that take frames in, and runs only timers start.
+	kind := "timer"
+	if len(h.frames) > 0 {
+		kind = "frame"
+	}
+	h.res.Counts["rtl_runs_"+kind]++
+	start := h.cycle
+	defer func() { h.res.Counts["rtl_cycles_"+kind] += int(h.cycle - start) }()
 	for n := 0; ; n++ {
 		if err := h.step(); err != nil {
 			if errors.Is(err, errTraceDone) {
