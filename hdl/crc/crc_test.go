@@ -109,3 +109,63 @@ func TestUnshift(t *testing.T) {
 		require.Equal(t, got, lin)
 	}
 }
+
+func TestNewUnshiftNetRejectsBadBeats(t *testing.T) {
+	for _, b := range []int{0, 1, 3, 12, -8} {
+		_, err := NewUnshiftNet(b)
+		require.Error(t, err, "beat of %d bytes", b)
+		require.Contains(t, err.Error(), "power of two")
+	}
+	for _, tc := range []struct{ b, bw int }{{2, 1}, {8, 3}, {64, 6}} {
+		n, err := NewUnshiftNet(tc.b)
+		require.NoError(t, err)
+		require.Equal(t, tc.bw, n.BW)
+		require.Len(t, n.Lines(), tc.bw)
+	}
+}
+
+// TestUnshiftNetVerilog runs the generated network under Verilator for every pad length: its
+// output run forward over the pad's zero bytes gives back its input.
+func TestUnshiftNetVerilog(t *testing.T) {
+	tooltest.Require(t, "verilator", "yosys", "iverilog", "g++", "make")
+	for _, b := range []int{8, 64} {
+		net, err := NewUnshiftNet(b)
+		require.NoError(t, err)
+		src, err := net.Source()
+		require.NoError(t, err)
+		m := src.Module
+		d, err := gen.Build(m.Name, []gen.Source{src},
+			gen.Stamp{Version: "test", Command: "go test ./hdl/crc", ConfigName: "crc", ConfigHash: "-"})
+		require.NoError(t, err)
+		dir := t.TempDir()
+		require.NoError(t, d.Write(dir))
+		rep, err := lint.Run(context.Background(), d.RTLFiles(dir), m.Name, lint.Options{})
+		require.NoError(t, err)
+		require.True(t, rep.OK(), "%s", rep)
+		lib, err := verilator.Compile(context.Background(), verilator.Build{Module: m, Files: d.RTLFiles(dir)}, nil)
+		require.NoError(t, err)
+		model, err := lib.New()
+		require.NoError(t, err)
+		lay := lib.Layout()
+		crcIn, err := lay.In("crc_in")
+		require.NoError(t, err)
+		zeros, err := lay.In("zeros")
+		require.NoError(t, err)
+		crcOut, err := lay.Out("crc_out")
+		require.NoError(t, err)
+		in, out := make([]uint32, lay.InWords()), make([]uint32, lay.OutWords())
+		rng := rand.New(rand.NewPCG(7, uint64(b)))
+		for k := 0; k < b; k++ {
+			for n := 0; n < 50; n++ {
+				c := rng.Uint32()
+				crcIn.Set(in, uint64(c))
+				zeros.Set(in, uint64(k))
+				require.NoError(t, model.Step(in, out))
+				got := uint32(crcOut.Get(out))
+				require.Equal(t, Unshift(c, k), got, "beat %d pad %d", b, k)
+				require.Equal(t, c, Raw(got, make([]byte, k)), "beat %d pad %d", b, k)
+			}
+		}
+		require.NoError(t, model.Close())
+	}
+}

@@ -138,12 +138,19 @@ func (u *Unit) Sources() ([]gen.Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("deparser: %w", err)
 	}
-	out := []gen.Source{{Module: crc.Module(u.W), Template: crc.Template, Data: eq}}
+	net, err := crc.NewUnshiftNet(u.B)
+	if err != nil {
+		return nil, fmt.Errorf("deparser: %w", err)
+	}
+	unshift, err := net.Source()
+	if err != nil {
+		return nil, fmt.Errorf("deparser: %w", err)
+	}
+	out := []gen.Source{{Module: crc.Module(u.W), Template: crc.Template, Data: eq}, unshift}
 	for _, b := range []struct {
 		mod  *hdl.Module
 		tmpl string
 	}{
-		{u.UnshiftModule(), "unshift.v.tmpl"},
 		{u.DeparserModule(), "deparser.v.tmpl"},
 	} {
 		text, err := templates.ReadFile(b.tmpl)

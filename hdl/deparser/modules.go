@@ -75,23 +75,6 @@ func (u *Unit) RegFields() []Field {
 	return out
 }
 
-// UnshiftModule removes up to B-1 zero bytes from the end of the CRC's input.
-func (u *Unit) UnshiftModule() *hdl.Module {
-	return &hdl.Module{
-		Name:   "tx_deparser_crc_unshift",
-		Source: Source,
-		Doc: fmt.Sprintf("Runs the CRC-32 register backwards over 0..%d zero bytes: the beat holding the "+
-			"end of the ICRC's input is zero-padded to the beat boundary and this removes the pad, so one "+
-			"%d-bit CRC unit serves every tail length. %d conditional 32x32 XOR maps, step i removing "+
-			"2^i bytes, derived from hdl/crc.Unshift. Combinational.", u.B-1, u.W, u.BW),
-		Ports: []hdl.Port{
-			in("crc_in", 32, "CRC register after the padded beat"),
-			in("zeros", u.BW, "pad bytes to remove"),
-			out("crc_out", 32, "CRC register without the pad"),
-		},
-	}
-}
-
 // DeparserModule is the top.
 func (u *Unit) DeparserModule() *hdl.Module {
 	ports := append(u.Reset.Ports(),

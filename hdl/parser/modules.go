@@ -80,23 +80,6 @@ func (u *Unit) firstSet() (gen.Source, error) {
 		"the lowest failing check is the drop reason, exactly Decode's check order.")
 }
 
-// UnshiftModule removes up to B-1 zero bytes from the end of the CRC's input.
-func (u *Unit) UnshiftModule() *hdl.Module {
-	return &hdl.Module{
-		Name:   "rx_parser_crc_unshift",
-		Source: Source,
-		Doc: fmt.Sprintf("Runs the CRC-32 register backwards over 0..%d zero bytes: the last beat of "+
-			"the ICRC's input is zero-padded to the beat boundary and this removes the pad, so one "+
-			"%d-bit CRC unit serves every tail length. %d conditional 32x32 XOR maps, step i removing "+
-			"2^i bytes, derived from hdl/crc.Unshift. Combinational.", u.B-1, u.W, u.BW),
-		Ports: []hdl.Port{
-			in("crc_in", 32, "CRC register after the padded beat"),
-			in("zeros", u.BW, "pad bytes to remove"),
-			out("crc_out", 32, "CRC register without the pad"),
-		},
-	}
-}
-
 // PayloadModule is the payload frame FIFO with its aligner.
 func (u *Unit) PayloadModule() *hdl.Module {
 	ports := append(u.Reset.Ports(),

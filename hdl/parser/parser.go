@@ -141,13 +141,20 @@ func (u *Unit) Sources() ([]gen.Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := []gen.Source{{Module: crc.Module(u.W), Template: crc.Template, Data: eq}, fs}
+	net, err := crc.NewUnshiftNet(u.B)
+	if err != nil {
+		return nil, fmt.Errorf("parser: %w", err)
+	}
+	unshift, err := net.Source()
+	if err != nil {
+		return nil, fmt.Errorf("parser: %w", err)
+	}
+	out := []gen.Source{{Module: crc.Module(u.W), Template: crc.Template, Data: eq}, unshift, fs}
 	for _, b := range []struct {
 		mod  *hdl.Module
 		tmpl string
 	}{
 		{u.KeepModule(), "keep.v.tmpl"},
-		{u.UnshiftModule(), "unshift.v.tmpl"},
 		{u.PayloadModule(), "payload.v.tmpl"},
 		{u.ParserModule(), "parser.v.tmpl"},
 	} {

@@ -1,0 +1,69 @@
+package crc
+
+import (
+	"embed"
+	"fmt"
+
+	"github.com/mrgen/mrgen/gen"
+	"github.com/mrgen/mrgen/hdl"
+)
+
+//go:embed unshift.v.tmpl
+var unshiftFS embed.FS
+
+// UnshiftNet is the combinational network that runs the CRC-32 register backwards over 0 to
+// B-1 zero bytes (B = bytes per beat, a power of two): a beat's ICRC input zero-padded up to the
+// beat boundary goes through one B-byte CRC unit, and this network removes the pad. Step i is a
+// 32×32 XOR map (UnshiftEquations of 2^i bytes) applied when bit i of the pad count is set. The
+// parser and the deparser share it (one module per beat width, crc32_unshift_b<B>).
+type UnshiftNet struct {
+	B  int // bytes per beat
+	BW int // log2(B): steps, and the width of the pad count
+}
+
+// NewUnshiftNet is the network of a beat of b bytes (a power of two, at least 2).
+func NewUnshiftNet(b int) (*UnshiftNet, error) {
+	bw := 0
+	for 1<<bw < b {
+		bw++
+	}
+	if b < 2 || 1<<bw != b {
+		return nil, fmt.Errorf("crc: unshift network: beat of %d bytes, want a power of two of at least 2", b)
+	}
+	return &UnshiftNet{B: b, BW: bw}, nil
+}
+
+// Module describes crc32_unshift_b<B>.
+func (u *UnshiftNet) Module() *hdl.Module {
+	return &hdl.Module{
+		Name:   fmt.Sprintf("crc32_unshift_b%d", u.B),
+		Source: "hdl/crc/unshift.go",
+		Doc: fmt.Sprintf("Runs the CRC-32 register backwards over 0..%d zero bytes: the last beat of "+
+			"a CRC's input is zero-padded to the beat boundary and this removes the pad, so one "+
+			"%d-bit CRC unit serves every tail length. %d conditional 32x32 XOR maps, step i removing "+
+			"2^i bytes, derived from hdl/crc.Unshift. Combinational.", u.B-1, 8*u.B, u.BW),
+		Ports: []hdl.Port{
+			{Name: "crc_in", Dir: hdl.Input, Width: 32, Doc: "CRC register after the padded beat"},
+			{Name: "zeros", Dir: hdl.Input, Width: u.BW, Doc: "pad bytes to remove"},
+			{Name: "crc_out", Dir: hdl.Output, Width: 32, Doc: "CRC register without the pad"},
+		},
+	}
+}
+
+// Source is the module ready for gen.Build (its template's data is the *UnshiftNet).
+func (u *UnshiftNet) Source() (gen.Source, error) {
+	text, err := unshiftFS.ReadFile("unshift.v.tmpl")
+	if err != nil {
+		return gen.Source{}, fmt.Errorf("crc: unshift template: %w", err)
+	}
+	return gen.Source{Module: u.Module(), Template: string(text), Data: u}, nil
+}
+
+// Lines are the XOR maps of the steps: step i removes 2^i zero bytes.
+func (u *UnshiftNet) Lines() [][]string {
+	var out [][]string
+	for i := 0; i < u.BW; i++ {
+		out = append(out, XorLines(fmt.Sprintf("u%d", i), fmt.Sprintf("s%d", i), UnshiftEquations(1<<i)))
+	}
+	return out
+}
