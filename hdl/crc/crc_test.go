@@ -46,21 +46,7 @@ func TestVerilogMatchesModel(t *testing.T) {
 	for _, w := range []int{64, 512} {
 		e, err := Generate(w)
 		require.NoError(t, err)
-		m := Module(w)
-		d, err := gen.Build(m.Name, []gen.Source{{Module: m, Template: Template, Data: e}},
-			gen.Stamp{Version: "test", Command: "go test ./hdl/crc", ConfigName: "crc", ConfigHash: "-"})
-		require.NoError(t, err)
-		dir := t.TempDir()
-		require.NoError(t, d.Write(dir))
-		rep, err := lint.Run(context.Background(), d.RTLFiles(dir), m.Name, lint.Options{})
-		require.NoError(t, err)
-		require.True(t, rep.OK(), "%s", rep)
-
-		lib, err := verilator.Compile(context.Background(), verilator.Build{Module: m, Files: d.RTLFiles(dir)}, nil)
-		require.NoError(t, err)
-		model, err := lib.New()
-		require.NoError(t, err)
-		lay := lib.Layout()
+		model, lay := lintAndVerilate(t, gen.Source{Module: Module(w), Template: Template, Data: e})
 		crcIn, err := lay.In("crc_in")
 		require.NoError(t, err)
 		dataIn, err := lay.In("data")
@@ -133,20 +119,7 @@ func TestUnshiftNetVerilog(t *testing.T) {
 		require.NoError(t, err)
 		src, err := net.Source()
 		require.NoError(t, err)
-		m := src.Module
-		d, err := gen.Build(m.Name, []gen.Source{src},
-			gen.Stamp{Version: "test", Command: "go test ./hdl/crc", ConfigName: "crc", ConfigHash: "-"})
-		require.NoError(t, err)
-		dir := t.TempDir()
-		require.NoError(t, d.Write(dir))
-		rep, err := lint.Run(context.Background(), d.RTLFiles(dir), m.Name, lint.Options{})
-		require.NoError(t, err)
-		require.True(t, rep.OK(), "%s", rep)
-		lib, err := verilator.Compile(context.Background(), verilator.Build{Module: m, Files: d.RTLFiles(dir)}, nil)
-		require.NoError(t, err)
-		model, err := lib.New()
-		require.NoError(t, err)
-		lay := lib.Layout()
+		model, lay := lintAndVerilate(t, src)
 		crcIn, err := lay.In("crc_in")
 		require.NoError(t, err)
 		zeros, err := lay.In("zeros")
@@ -168,4 +141,23 @@ func TestUnshiftNetVerilog(t *testing.T) {
 		}
 		require.NoError(t, model.Close())
 	}
+}
+
+// lintAndVerilate renders one module, requires it lint-clean and returns its Verilated model.
+func lintAndVerilate(t *testing.T, src gen.Source) (*verilator.Model, *verilator.Layout) {
+	t.Helper()
+	m := src.Module
+	d, err := gen.Build(m.Name, []gen.Source{src},
+		gen.Stamp{Version: "test", Command: "go test ./hdl/crc", ConfigName: "crc", ConfigHash: "-"})
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, d.Write(dir))
+	rep, err := lint.Run(context.Background(), d.RTLFiles(dir), m.Name, lint.Options{})
+	require.NoError(t, err)
+	require.True(t, rep.OK(), "%s", rep)
+	lib, err := verilator.Compile(context.Background(), verilator.Build{Module: m, Files: d.RTLFiles(dir)}, nil)
+	require.NoError(t, err)
+	model, err := lib.New()
+	require.NoError(t, err)
+	return model, lib.Layout()
 }

@@ -67,3 +67,21 @@ func (u *UnshiftNet) Lines() [][]string {
 	}
 	return out
 }
+
+// BeatSources are the two CRC modules a datapath of w bits per beat needs, ready for gen.Build:
+// the update unit crc32_d<w> and the unshift network crc32_unshift_b<w/8>.
+func BeatSources(w int) ([]gen.Source, error) {
+	eq, err := Generate(w)
+	if err != nil {
+		return nil, err
+	}
+	net, err := NewUnshiftNet(w / 8)
+	if err != nil {
+		return nil, err
+	}
+	unshift, err := net.Source()
+	if err != nil {
+		return nil, err
+	}
+	return []gen.Source{{Module: Module(w), Template: Template, Data: eq}, unshift}, nil
+}

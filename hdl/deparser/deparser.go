@@ -134,19 +134,10 @@ func (u *Unit) Design(st gen.Stamp, mutate func([]gen.Source) error) (*gen.Desig
 
 // Sources returns every module of the deparser, leaves first, ready for gen.Build.
 func (u *Unit) Sources() ([]gen.Source, error) {
-	eq, err := crc.Generate(u.W)
+	out, err := crc.BeatSources(u.W)
 	if err != nil {
 		return nil, fmt.Errorf("deparser: %w", err)
 	}
-	net, err := crc.NewUnshiftNet(u.B)
-	if err != nil {
-		return nil, fmt.Errorf("deparser: %w", err)
-	}
-	unshift, err := net.Source()
-	if err != nil {
-		return nil, fmt.Errorf("deparser: %w", err)
-	}
-	out := []gen.Source{{Module: crc.Module(u.W), Template: crc.Template, Data: eq}, unshift}
 	for _, b := range []struct {
 		mod  *hdl.Module
 		tmpl string

@@ -133,7 +133,7 @@ func (u *Unit) Design(st gen.Stamp, mutate func([]gen.Source) error) (*gen.Desig
 
 // Sources returns every module of the parser, leaves first, ready for gen.Build.
 func (u *Unit) Sources() ([]gen.Source, error) {
-	eq, err := crc.Generate(u.W)
+	out, err := crc.BeatSources(u.W)
 	if err != nil {
 		return nil, fmt.Errorf("parser: %w", err)
 	}
@@ -141,15 +141,7 @@ func (u *Unit) Sources() ([]gen.Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	net, err := crc.NewUnshiftNet(u.B)
-	if err != nil {
-		return nil, fmt.Errorf("parser: %w", err)
-	}
-	unshift, err := net.Source()
-	if err != nil {
-		return nil, fmt.Errorf("parser: %w", err)
-	}
-	out := []gen.Source{{Module: crc.Module(u.W), Template: crc.Template, Data: eq}, unshift, fs}
+	out = append(out, fs)
 	for _, b := range []struct {
 		mod  *hdl.Module
 		tmpl string
