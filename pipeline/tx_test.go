@@ -50,7 +50,7 @@ func TestTxDescription(t *testing.T) {
 }
 
 // The outstanding-read depth covers TxReadLatencyNS of back-to-back minimum frames: 100 cycles
-// over 10-beat frames at 64 bits, 2-beat frames at 512 (capped at 64).
+// over 9-beat frames at 64 bits, 2-beat frames at 512 (capped at 64).
 func TestTxReadDepth(t *testing.T) {
 	c := config.Default()
 	require.Equal(t, 16, pipeline.TxReadDepth(c))
