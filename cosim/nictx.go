@@ -8,8 +8,9 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math/rand/v2"
-	"sort"
+	"slices"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -49,14 +50,7 @@ var nicTxScenarios = map[string]nicTxKnobs{
 }
 
 // NicTxScenarios lists nic_tx's scenarios.
-func NicTxScenarios() []string {
-	out := make([]string, 0, len(nicTxScenarios))
-	for k := range nicTxScenarios {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func NicTxScenarios() []string { return slices.Sorted(maps.Keys(nicTxScenarios)) }
 
 // nicTxPorts are the layout fields the driver touches.
 type nicTxPorts struct {
@@ -281,14 +275,7 @@ func runNicTx(ctx context.Context, lib *verilator.Library, t *pipeline.Tx, k nic
 			head = dma.items[dma.head]
 		}
 		if head != nil && !rdOffered && cycle >= head.due && (k.RdValid >= 1 || rng.Float64() < k.RdValid) {
-			clear(dbuf)
-			n := copy(dbuf, head.data[head.off:])
-			w := pt.dData.View(in)
-			for i := range w {
-				w[i] = binary.LittleEndian.Uint32(dbuf[4*i:])
-			}
-			pt.dKeep.Set(in, keepMask(n))
-			pt.dLast.Set(in, b2u(head.off+B >= len(head.data)))
+			driveBeat(in, pt.dData, pt.dKeep, pt.dLast, dbuf, head.data, head.off)
 			pt.dTag.Set(in, uint64(head.req.Tag))
 			rdOffered = true
 		}
@@ -351,17 +338,10 @@ func runNicTx(ctx context.Context, lib *verilator.Library, t *pipeline.Tx, k nic
 			if dest := int(pt.oDest.Get(outb)); dest != d.port {
 				return mismatch("frame", outN, now, d, fmt.Sprintf("m_axis_tdest at frame byte %d: %s", len(got), cmp.Diff(d.port, dest)))
 			}
-			keep := pt.oKeep.Get(outb)
 			last := pt.oLast.Get(outb) == 1
-			n := leadingOnes(keep, B)
-			gw := pt.oData.View(outb)
-			for i := range obuf {
-				obuf[i] = byte(gw[i/4] >> (8 * (i % 4)))
-			}
-			got = append(got, obuf[:n]...)
-			if keep != keepMask(n) || (!last && n != B) {
-				return mismatch("frame", outN, now, d, fmt.Sprintf("beat at frame byte %d: tkeep %#x (tlast %v): kept lanes must lead, and only a last beat may be partial",
-					len(got)-n, keep, last))
+			var bad string
+			if got, bad = takeBeat(outb, pt.oData, pt.oKeep, last, obuf, got); bad != "" {
+				return mismatch("frame", outN, now, d, bad)
 			}
 			if last || len(got) > wire.FrameLen(d.pkt, tr.prm)+B {
 				if mm := nicTxCheckFrame(tr, res, d, got, last, pt.oUser.Get(outb) == 1, nowBase, firstAt, &lastD, outN, now); mm != nil {

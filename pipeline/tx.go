@@ -16,7 +16,6 @@ import (
 
 	"github.com/mrgen/mrgen/config"
 	"github.com/mrgen/mrgen/gen"
-	goldensack "github.com/mrgen/mrgen/golden/sack"
 	"github.com/mrgen/mrgen/golden/wire"
 	"github.com/mrgen/mrgen/hdl"
 	"github.com/mrgen/mrgen/hdl/acker"
@@ -57,6 +56,9 @@ type Tx struct {
 	RdDepth, TagW int
 	// DescW is the width of a descriptor-queue entry.
 	DescW int
+	// ctl are nic_rx's control-plane inputs (now, local_mac, local_ip, s_peer_*), which nic_tx
+	// takes from nic_rx's port list so that one control-plane write can later serve both.
+	ctl []hdl.Port
 }
 
 // TxReadDepth is the number of outstanding DMA reads that keeps tx_deparser busy while a read
@@ -86,8 +88,16 @@ func NewTx(c config.Config) (*Tx, error) {
 	if t.Dep, err = deparser.New(c); err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}
-	sp := goldensack.ParamsFrom(c)
-	t.CW, t.AW, t.PW, t.DW, t.B = sp.ConnBits, sp.PathBits, c.PSNWidth, c.DatapathWidth, c.DatapathWidth/8
+	rx, err := NewRx(c)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range rx.Module().Ports {
+		if p.Name == "now" || p.Name == "local_mac" || p.Name == "local_ip" || strings.HasPrefix(p.Name, "s_peer_") {
+			t.ctl = append(t.ctl, p)
+		}
+	}
+	t.CW, t.AW, t.PW, t.DW, t.B = rx.CW, rx.AW, c.PSNWidth, c.DatapathWidth, c.DatapathWidth/8
 	t.RdDepth = TxReadDepth(c)
 	for 1<<t.TagW < t.RdDepth {
 		t.TagW++
@@ -163,19 +173,9 @@ func (t *Tx) QueueLayout() []QField {
 // Module is nic_tx's port list.
 func (t *Tx) Module() *hdl.Module {
 	in, out := hdl.In, hdl.Out
-	ports := append(t.Reset.Ports(),
-		in("now", acker.TimeW, "time, ns (the NIC's timestamp counter): bits 31:0 stamp each frame"),
-		in("local_mac", wire.MACBits, "this NIC's MAC (source of every frame)"),
-		in("local_ip", wire.IPv6AddrBits, "this NIC's IP address, deparser layout (IPv4 in bits 127:96)"),
+	ports := append(t.Reset.Ports(), t.ctl...)
+	ports = append(ports,
 		in("data_ecn", wire.IPv4ECNBits, "ECN field of data frames: 2 (ECT(0)) when the transport is ECN-capable, else 0"),
-		// Peer table (control plane): the same write port as nic_rx's.
-		in("s_peer_valid", 1, "write one peer-table entry"),
-		out("s_peer_ready", 1, "taken when valid and ready"),
-		in("s_peer_conn", t.CW, "local connection id"),
-		in("s_peer_remote_conn", wire.ConnIDBits, "the peer's connection id for this NIC (BTH of frames to it)"),
-		in("s_peer_mac", wire.MACBits, "the peer's MAC"),
-		in("s_peer_ip", wire.IPv6AddrBits, "the peer's IP address (same layout as local_ip)"),
-		in("s_peer_ipv6", 1, "the peer is reached over IPv6"),
 		// Data-packet descriptors from the scheduler.
 		in("s_txd_valid", 1, "one data-packet descriptor"),
 		out("s_txd_ready", 1, "taken when valid and ready"),
