@@ -223,6 +223,7 @@ func (t *Tx) Module() *hdl.Module {
 			{Name: "desc_fifo", Depth: t.RdDepth, Width: t.DescW, Doc: "descriptors between s_txd and the header stage"},
 		},
 		Latency: t.HeaderLatency(),
+		II:      1,
 	}
 }
 
