@@ -350,14 +350,7 @@ func runDeparser(ctx context.Context, lib *verilator.Library, u *hdldeparser.Uni
 		}
 		if pf != nil && (payOffered || rng.Float64() < k.PayValid) {
 			if !payOffered {
-				clear(tdata)
-				n := copy(tdata, pf.sent[payOff:])
-				w := pt.tdata.View(in)
-				for i := range w {
-					w[i] = binary.LittleEndian.Uint32(tdata[4*i:])
-				}
-				pt.tkeep.Set(in, keepMask(n))
-				pt.tlast.Set(in, b2u(payOff+B >= len(pf.sent)))
+				driveBeat(in, pt.tdata, pt.tkeep, pt.tlast, tdata, pf.sent, payOff)
 			}
 			payOffered = true
 		}
@@ -397,18 +390,10 @@ func runDeparser(ctx context.Context, lib *verilator.Library, u *hdldeparser.Uni
 				}
 				res.MaxLatency["frame"] = max(res.MaxLatency["frame"], l)
 			}
-			keep := pt.oKeep.Get(outb)
 			last := pt.oLast.Get(outb) == 1
-			n := leadingOnes(keep, B)
-			gw := pt.oData.View(outb)
-			for i := range obuf {
-				obuf[i] = byte(gw[i/4] >> (8 * (i % 4)))
-			}
-			got = append(got, obuf[:n]...)
-			if keep != keepMask(n) || (!last && n != B) {
-				return res, &Mismatch{Stream: "frame", Transaction: outN, Cycle: now, Input: f.String(),
-					Diff: fmt.Sprintf("beat at frame byte %d: tkeep %#x (tlast %v): kept lanes must lead, and only a last beat may be partial",
-						len(got)-n, keep, last)}, nil
+			var bad string
+			if got, bad = takeBeat(outb, pt.oData, pt.oKeep, last, obuf, got); bad != "" {
+				return res, &Mismatch{Stream: "frame", Transaction: outN, Cycle: now, Input: f.String(), Diff: bad}, nil
 			}
 			if last || len(got) > len(f.want)+B {
 				user := pt.oUser.Get(outb) == 1
@@ -475,6 +460,36 @@ func runDeparser(ctx context.Context, lib *verilator.Library, u *hdldeparser.Uni
 			Diff: cmp.Diff(wantErrs, got)}, nil
 	}
 	return res, nil, nil
+}
+
+// driveBeat offers the bytes of payload from off (at most one beat, len(buf) bytes) on a stream
+// input: first byte in lane 0, the kept lanes leading, tlast when they are the payload's last.
+func driveBeat(in []uint32, data, keep, last verilator.Field, buf, payload []byte, off int) {
+	clear(buf)
+	n := copy(buf, payload[off:])
+	w := data.View(in)
+	for i := range w {
+		w[i] = binary.LittleEndian.Uint32(buf[4*i:])
+	}
+	keep.Set(in, keepMask(n))
+	last.Set(in, b2u(off+len(buf) >= len(payload)))
+}
+
+// takeBeat appends the kept lanes of an output beat to frame (buf is one beat of scratch). bad
+// explains a beat whose kept lanes do not lead or that is partial without being the last.
+func takeBeat(out []uint32, data, keep verilator.Field, last bool, buf, frame []byte) (_ []byte, bad string) {
+	kv := keep.Get(out)
+	n := leadingOnes(kv, len(buf))
+	w := data.View(out)
+	for i := range buf {
+		buf[i] = byte(w[i/4] >> (8 * (i % 4)))
+	}
+	frame = append(frame, buf[:n]...)
+	if kv != keepMask(n) || (!last && n != len(buf)) {
+		bad = fmt.Sprintf("beat at frame byte %d: tkeep %#x (tlast %v): kept lanes must lead, and only a last beat may be partial",
+			len(frame)-n, kv, last)
+	}
+	return frame, bad
 }
 
 // keepMask is the tkeep of a beat whose first n lanes are kept.
