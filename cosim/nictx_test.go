@@ -97,8 +97,8 @@ func TestNicTxCosimCatchesFaults(t *testing.T) {
 			Stream: "frame", Field: "m_axis_tdest"},
 		{Name: "outstanding reads not bounded", From: "wire rd_full = (rd_count == FULL);", To: "wire rd_full = 1'b0;",
 			Stream: "read", Field: "outstanding"},
-		{Name: "peer entry of the wrong connection", From: "peer_rd <= peer_table[q1_conn];",
-			To: "peer_rd <= peer_table[q1_conn + 1'b1];", Stream: "frame", Field: "first difference"},
+		{Name: "peer entry of the wrong connection", From: ".rd_conn(q1_conn),",
+			To: ".rd_conn(q1_conn + 1'b1),", Stream: "frame", Field: "first difference"},
 	}
 	for i := range faults {
 		faults[i].Module, faults[i].Scenario = "nic_tx", "backpressure"

@@ -113,15 +113,9 @@ func (r *Rx) Module() *hdl.Module {
 		out("s_axis_tready", 1, "beat accepted when valid and ready"),
 		in("s_axis_tlast", 1, "last beat of the frame"),
 		in("s_axis_tuser", PortBits, "ingress port (plane) of the frame, on its first beat"),
-		// Peer table (control plane).
-		in("s_peer_valid", 1, "write one peer-table entry"),
-		out("s_peer_ready", 1, "taken when valid and ready"),
-		in("s_peer_conn", r.CW, "local connection id"),
-		in("s_peer_remote_conn", wire.ConnIDBits, "the peer's connection id for this NIC (BTH of frames to it)"),
-		in("s_peer_mac", wire.MACBits, "the peer's MAC"),
-		in("s_peer_ip", wire.IPv6AddrBits, "the peer's IP address (same layout as local_ip)"),
-		in("s_peer_ipv6", 1, "the peer is reached over IPv6"),
 	)
+	// Peer table (control plane).
+	ports = append(ports, PeerPorts(r.CW)...)
 	// Placement's control, DMA and completion ports pass through unchanged.
 	ports = append(ports, r.PlacementHostPorts()...)
 	ports = append(ports,
@@ -177,7 +171,6 @@ func (r *Rx) Module() *hdl.Module {
 		Clock: "clk", Reset: r.Reset.Port,
 		Ports: ports,
 		Tables: []hdl.Table{
-			{Name: "peer_table", Depth: 1 << r.CW, Width: wire.ConnIDBits + wire.MACBits + wire.IPv6AddrBits + 1, Doc: "per connection: remote conn, MAC, IP"},
 			{Name: "reply_table", Depth: 1 << r.IW, Width: wire.UDPPortBits + PortBits, Doc: "per path: latest data packet's entropy, port"},
 			{Name: "ctl_fifo", Depth: CtlFIFO, Width: r.CtlW, Doc: "ACKs and NAKs ahead of the header builder"},
 		},
@@ -241,6 +234,7 @@ func (r *Rx) Sources() ([]gen.Source, error) {
 		func() error { s, err := r.Place.Sources(); return add(s, err) },
 		func() error { s, err := r.Ack.Sources(); return add(s, err) },
 		func() error { s, err := r.Dep.Sources(); return add(s, err) },
+		func() error { s, err := peerSource(r.CW); return add([]gen.Source{s}, err) },
 	} {
 		if err := step(); err != nil {
 			return nil, fmt.Errorf("pipeline: %w", err)

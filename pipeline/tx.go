@@ -219,16 +219,12 @@ func (t *Tx) Module() *hdl.Module {
 		Clock: "clk", Reset: t.Reset.Port,
 		Ports: ports,
 		Tables: []hdl.Table{
-			{Name: "peer_table", Depth: 1 << t.CW, Width: t.PeerW(), Doc: "per connection: remote conn, MAC, IP (as nic_rx's)"},
 			{Name: "desc_fifo", Depth: t.RdDepth, Width: t.DescW, Doc: "descriptors between s_txd and the header stage"},
 		},
 		Latency: t.HeaderLatency(),
 		II:      1,
 	}
 }
-
-// PeerW is a peer-table entry's width: {ipv6, ip, mac, remote conn}, nic_rx's layout.
-func (t *Tx) PeerW() int { return wire.ConnIDBits + wire.MACBits + wire.IPv6AddrBits + 1 }
 
 // HeaderLatency is the cycles from a descriptor's handshake on s_txd, with nic_tx idle, to the
 // first beat of its frame when it has no payload: the queue write, the queue's read register,
@@ -250,6 +246,11 @@ func (t *Tx) Sources() ([]gen.Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}
+	peer, err := peerSource(t.CW)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, peer)
 	text, err := templates.ReadFile("tx.v.tmpl")
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: template: %w", err)
