@@ -1,32 +1,14 @@
 package blocks
 
 import (
-	"github.com/mrgen/mrgen/config"
 	"github.com/mrgen/mrgen/cosim"
-	"github.com/mrgen/mrgen/gen"
 	"github.com/mrgen/mrgen/hdl"
 	"github.com/mrgen/mrgen/hdl/parser"
 )
 
 func init() {
-	register(Block{
-		Name: "parser",
-		Design: func(c config.Config, st gen.Stamp, mutate func([]gen.Source) error) (*gen.Design, error) {
-			u, err := parser.New(c)
-			if err != nil {
-				return nil, err
-			}
-			return u.Design(st, mutate)
-		},
-		SynthUnits: func(c config.Config) ([]*hdl.Module, *hdl.Module, error) {
-			u, err := parser.New(c)
-			if err != nil {
-				return nil, nil, err
-			}
-			// The parser is one block: no sub-unit worth a separate place and route.
-			return nil, u.ParserModule(), nil
-		},
-		Cosim:     cosim.RunParser,
-		Scenarios: cosim.ParserScenarios,
-	})
+	register(unitBlock("parser", parser.New,
+		// The parser is one block: no sub-unit worth a separate place and route.
+		func(u *parser.Unit) ([]*hdl.Module, *hdl.Module) { return nil, u.ParserModule() },
+		cosim.RunParser, cosim.ParserScenarios))
 }
