@@ -81,14 +81,14 @@ func TestPacing(t *testing.T) {
 		ticks uint64
 		want  uint64
 	}{
-		{1000, 1000, 1, 80},           // 1000 B at 100 Gb/s: 80 ns
-		{4200, 1000, 1000, 336000},    // in picoseconds
-		{1124, 1000, 1, 90},           // 89.92 ns rounds to 90
-		{33, 2816, 1000, 938},         // an exact half rounds up
-		{1000, 1, 1, 80000},           // 100 Mb/s
-		{0, 65535, 1000, 0},           // nothing to send takes no time
-		{9000 + 100, 65535, 1, 11},    // 11.108 ns
-		{64, 3, 1, 1707},              // 1706.67 ns
+		{1000, 1000, 1, 80},             // 1000 B at 100 Gb/s: 80 ns
+		{4200, 1000, 1000, 336000},      // in picoseconds
+		{1124, 1000, 1, 90},             // 89.92 ns rounds to 90
+		{33, 2816, 1000, 938},           // an exact half rounds up
+		{1000, 1, 1, 80000},             // 100 Mb/s
+		{0, 65535, 1000, 0},             // nothing to send takes no time
+		{9000 + 100, 65535, 1, 11},      // 11.108 ns
+		{64, 3, 1, 1707},                // 1706.67 ns
 		{1024 + 100, 500, 1000, 179840}, // 50 Gb/s
 	} {
 		require.Equal(t, tc.want, PaceGap(tc.bytes, tc.hint, tc.ticks), "%+v", tc)
