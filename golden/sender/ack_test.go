@@ -89,14 +89,6 @@ func TestRetransmittedCopyInFlight(t *testing.T) {
 	require.Empty(t, cmp.Diff([]uint32{2, 3, 7}, psnsOf(r.drain())))
 }
 
-func psnsOf(pks []Packet) []uint32 {
-	var out []uint32
-	for _, pk := range pks {
-		out = append(out, pk.PSN)
-	}
-	return out
-}
-
 // TestCompletionOrder: messages complete when every packet is acknowledged, in any order, and
 // the stream's next message may start once fewer than Depth are outstanding.
 func TestCompletionOrder(t *testing.T) {

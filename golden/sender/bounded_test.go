@@ -102,14 +102,6 @@ func TestStaleReferences(t *testing.T) {
 	require.Empty(t, cmp.Diff([]uint32{1, 2}, msnsOf(got)), "Depth 2: MSN 3 waits")
 }
 
-func msnsOf(pks []Packet) []uint32 {
-	var out []uint32
-	for _, pk := range pks {
-		out = append(out, pk.MSN)
-	}
-	return out
-}
-
 // TestInputErrors: out-of-range inputs are refused with an error, never a panic.
 func TestInputErrors(t *testing.T) {
 	r := newRig(t, 1, nil)

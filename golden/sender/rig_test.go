@@ -103,3 +103,15 @@ func briefs(pks []Packet) []brief {
 	}
 	return out
 }
+
+// column is one field of every packet.
+func column(pks []Packet, field func(Packet) uint32) []uint32 {
+	var out []uint32
+	for _, pk := range pks {
+		out = append(out, field(pk))
+	}
+	return out
+}
+
+func psnsOf(pks []Packet) []uint32 { return column(pks, func(pk Packet) uint32 { return pk.PSN }) }
+func msnsOf(pks []Packet) []uint32 { return column(pks, func(pk Packet) uint32 { return pk.MSN }) }
