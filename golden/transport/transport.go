@@ -14,6 +14,10 @@
 //
 // # Sending
 //
+// Every send-side decision below is golden/sender's (its package doc is the specification the
+// send pipeline's RTL follows); the NIC owns the port queues, the host's send buffers and
+// backlog (work.go), and turns the sender's timers into fabric events (sender.go).
+//
 // The NIC fills its ports' short queues (PortQueue packets each) in this order: ACKs and NAKs,
 // retransmissions of packets found lost, packets moved off failed paths, then new data from the
 // connections round robin. A new or moved packet's path comes from window.SendDecision (the
