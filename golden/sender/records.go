@@ -26,10 +26,30 @@ type Ref struct {
 	Gen              uint16
 }
 
-// pathRecords is one (connection, path)'s record table.
+// pathRecords is one (connection, path)'s record table of RecordDepth slots. The Go storage is
+// paged, each page allocated when a record first lands in it (a NIC of thousands of mostly idle
+// connections stays small); the table and its generations are the same as a flat one's.
 type pathRecords struct {
-	slots []record
-	live  int // valid records
+	pages [][]record // RecordDepth/pageSize pages, nil until used
+	page  int        // slots per page
+	live  int        // valid records
+}
+
+// recordPage is the number of slots per storage page (at most RecordDepth).
+const recordPage = 64
+
+func newPathRecords(depth int) pathRecords {
+	page := min(recordPage, depth)
+	return pathRecords{pages: make([][]record, depth/page), page: page}
+}
+
+// slot is slot i, or nil when its page was never used (no record was ever there).
+func (t *pathRecords) slot(i int) *record {
+	pg := t.pages[i/t.page]
+	if pg == nil {
+		return nil
+	}
+	return &pg[i%t.page]
 }
 
 // recs is the record table of (conn, path) (allocated with the connection).
@@ -37,8 +57,8 @@ func (s *Sender) recs(cn *conn, path int) *pathRecords { return &cn.recs[path] }
 
 // lookup is the live record of PSN p on the path, or nil.
 func (t *pathRecords) lookup(p uint32) *record {
-	r := &t.slots[int(p)&(len(t.slots)-1)]
-	if !r.valid || r.psn != p {
+	r := t.slot(int(p) & (len(t.pages)*t.page - 1))
+	if r == nil || !r.valid || r.psn != p {
 		return nil
 	}
 	return r
@@ -47,8 +67,11 @@ func (t *pathRecords) lookup(p uint32) *record {
 // insert allocates the record of PSN p. The slot of a live record of another PSN is never
 // asked for: a path's live PSNs span less than RecordDepth (package doc, "Tables").
 func (t *pathRecords) insert(p uint32) (*record, int) {
-	i := int(p) & (len(t.slots) - 1)
-	r := &t.slots[i]
+	i := int(p) & (len(t.pages)*t.page - 1)
+	if t.pages[i/t.page] == nil {
+		t.pages[i/t.page] = make([]record, t.page)
+	}
+	r := t.slot(i)
 	switch {
 	case r.valid && r.psn != p:
 		panic("sender: packet record table overflow (a path's live PSNs span RecordDepth or more)")
@@ -67,8 +90,10 @@ func (t *pathRecords) remove(r *record) {
 
 // clear frees every record of the path.
 func (t *pathRecords) clear() {
-	for i := range t.slots {
-		t.slots[i].valid = false
+	for _, pg := range t.pages {
+		for i := range pg {
+			pg[i].valid = false
+		}
 	}
 	t.live = 0
 }
@@ -79,8 +104,8 @@ func (s *Sender) resolve(ref Ref) *record {
 	if cn.recs == nil {
 		return nil
 	}
-	r := &cn.recs[ref.Path].slots[ref.Slot]
-	if !r.valid || r.gen != ref.Gen {
+	r := cn.recs[ref.Path].slot(ref.Slot)
+	if r == nil || !r.valid || r.gen != ref.Gen {
 		return nil
 	}
 	return r

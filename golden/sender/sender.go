@@ -87,11 +87,11 @@ func (s *Sender) conn(c int) *conn {
 	if cn.recs == nil {
 		cn.recs = make([]pathRecords, s.p.paths())
 		for k := range cn.recs {
-			cn.recs[k].slots = make([]record, s.recDepth)
+			cn.recs[k] = newPathRecords(s.recDepth)
 		}
 		cn.streams = make([]stream, s.p.streams())
 		for k := range cn.streams {
-			cn.streams[k].ring = make([]workEntry, s.p.WorkDepth)
+			cn.streams[k].depth = uint32(s.p.WorkDepth)
 		}
 	}
 	return cn

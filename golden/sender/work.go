@@ -37,10 +37,12 @@ type workEntry struct {
 type stream struct {
 	head, start, tail uint32
 	cur               bool
-	ring              []workEntry // WorkDepth entries, allocated with the connection's first post
+	depth             uint32      // WorkDepth
+	ring              []workEntry // slot msn mod depth; the Go storage grows to depth as MSNs do
 }
 
-func (st *stream) entry(msn uint32) *workEntry { return &st.ring[msn%uint32(len(st.ring))] }
+// entry is the slot of msn (it must have been posted: the ring has grown past it).
+func (st *stream) entry(msn uint32) *workEntry { return &st.ring[msn%st.depth] }
 
 // startable reports whether the stream can send a new packet: its current message has packets
 // left, or its next message may start (the receiver has a posted receive for it).
@@ -69,9 +71,12 @@ func (s *Sender) PostWork(now uint64, wr WorkRequest) error {
 	}
 	cn := s.conn(wr.Conn)
 	st := &cn.streams[wr.Stream]
-	if int(st.tail-st.head) == len(st.ring) {
+	if st.tail-st.head == st.depth {
 		s.Counters.QueueFull++
 		return ErrQueueFull
+	}
+	if int(st.tail%st.depth) == len(st.ring) {
+		st.ring = append(st.ring, workEntry{})
 	}
 	e := st.entry(st.tail)
 	n := uint32(p.Placement.Packets(wr.Len))
