@@ -102,7 +102,7 @@ func (s *Sender) sendNew(now uint64, cn *conn, d window.Decision) Packet {
 	} else {
 		msg, idx = s.nextNew(cn)
 	}
-	r, _ := cn.recs[d.Path].insert(d.PSN)
+	r := cn.recs[d.Path].insert(d.PSN)
 	r.msg, r.idx = msg, idx
 	if cn.needInit[d.Path] {
 		r.init, cn.needInit[d.Path] = true, false

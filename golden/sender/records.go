@@ -27,12 +27,15 @@ type Ref struct {
 }
 
 // pathRecords is one (connection, path)'s record table of RecordDepth slots. The Go storage is
-// paged, each page allocated when a record first lands in it (a NIC of thousands of mostly idle
-// connections stays small); the table and its generations are the same as a flat one's.
+// paged: a page is allocated when a record lands in it and dropped when its last record is
+// freed, so that a NIC of thousands of connections holds about what it has in flight; the
+// slots' generations are kept apart, for every slot, so the table behaves as a flat one.
 type pathRecords struct {
-	pages [][]record // RecordDepth/pageSize pages, nil until used
-	page  int        // slots per page
-	live  int        // valid records
+	gens     []uint16   // per slot (allocated with the first record)
+	pages    [][]record // RecordDepth/page pages, nil while no record is in them
+	pageLive []int      // valid records per page
+	page     int        // slots per page
+	live     int        // valid records
 }
 
 // recordPage is the number of slots per storage page (at most RecordDepth).
@@ -40,10 +43,12 @@ const recordPage = 64
 
 func newPathRecords(depth int) pathRecords {
 	page := min(recordPage, depth)
-	return pathRecords{pages: make([][]record, depth/page), page: page}
+	return pathRecords{pages: make([][]record, depth/page), pageLive: make([]int, depth/page), page: page}
 }
 
-// slot is slot i, or nil when its page was never used (no record was ever there).
+func (t *pathRecords) mask() int { return len(t.pages)*t.page - 1 }
+
+// slot is slot i, or nil when its page holds no record.
 func (t *pathRecords) slot(i int) *record {
 	pg := t.pages[i/t.page]
 	if pg == nil {
@@ -52,12 +57,9 @@ func (t *pathRecords) slot(i int) *record {
 	return &pg[i%t.page]
 }
 
-// recs is the record table of (conn, path) (allocated with the connection).
-func (s *Sender) recs(cn *conn, path int) *pathRecords { return &cn.recs[path] }
-
 // lookup is the live record of PSN p on the path, or nil.
 func (t *pathRecords) lookup(p uint32) *record {
-	r := t.slot(int(p) & (len(t.pages)*t.page - 1))
+	r := t.slot(int(p) & t.mask())
 	if r == nil || !r.valid || r.psn != p {
 		return nil
 	}
@@ -66,10 +68,14 @@ func (t *pathRecords) lookup(p uint32) *record {
 
 // insert allocates the record of PSN p. The slot of a live record of another PSN is never
 // asked for: a path's live PSNs span less than RecordDepth (package doc, "Tables").
-func (t *pathRecords) insert(p uint32) (*record, int) {
-	i := int(p) & (len(t.pages)*t.page - 1)
-	if t.pages[i/t.page] == nil {
-		t.pages[i/t.page] = make([]record, t.page)
+func (t *pathRecords) insert(p uint32) *record {
+	i := int(p) & t.mask()
+	if t.gens == nil {
+		t.gens = make([]uint16, t.mask()+1)
+	}
+	pg := i / t.page
+	if t.pages[pg] == nil {
+		t.pages[pg] = make([]record, t.page)
 	}
 	r := t.slot(i)
 	switch {
@@ -77,23 +83,27 @@ func (t *pathRecords) insert(p uint32) (*record, int) {
 		panic("sender: packet record table overflow (a path's live PSNs span RecordDepth or more)")
 	case !r.valid:
 		t.live++
+		t.pageLive[pg]++
 	}
-	*r = record{valid: true, gen: r.gen + 1, psn: p}
-	return r, i
+	t.gens[i]++
+	*r = record{valid: true, gen: t.gens[i], psn: p}
+	return r
 }
 
-// remove frees a live record.
+// remove frees a live record (r stays readable until the caller is done with it).
 func (t *pathRecords) remove(r *record) {
 	r.valid = false
 	t.live--
+	pg := int(r.psn) & t.mask() / t.page
+	if t.pageLive[pg]--; t.pageLive[pg] == 0 {
+		t.pages[pg] = nil
+	}
 }
 
 // clear frees every record of the path.
 func (t *pathRecords) clear() {
-	for _, pg := range t.pages {
-		for i := range pg {
-			pg[i].valid = false
-		}
+	for pg := range t.pages {
+		t.pages[pg], t.pageLive[pg] = nil, 0
 	}
 	t.live = 0
 }

@@ -161,8 +161,8 @@ func (s *Sender) copyOff(cn *conn, path int) {
 
 // move takes r off its path: it will be resent as a new packet on a path SendDecision picks.
 func (s *Sender) move(cn *conn, path int, r *record) {
-	cn.recs[path].remove(r)
 	s.pushMoved(cn, movedPkt{msg: r.msg, idx: r.idx})
+	cn.recs[path].remove(r)
 	s.addWork(cn)
 }
 
