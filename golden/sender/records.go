@@ -34,6 +34,7 @@ type pathRecords struct {
 	gens     []uint16   // per slot (allocated with the first record)
 	pages    [][]record // RecordDepth/page pages, nil while no record is in them
 	pageLive []int      // valid records per page
+	spare    []record   // an emptied page kept for the next one needed (no records valid in it)
 	page     int        // slots per page
 	live     int        // valid records
 }
@@ -75,7 +76,10 @@ func (t *pathRecords) insert(p uint32) *record {
 	}
 	pg := i / t.page
 	if t.pages[pg] == nil {
-		t.pages[pg] = make([]record, t.page)
+		t.pages[pg], t.spare = t.spare, nil
+		if t.pages[pg] == nil {
+			t.pages[pg] = make([]record, t.page)
+		}
 	}
 	r := t.slot(i)
 	switch {
@@ -96,16 +100,30 @@ func (t *pathRecords) remove(r *record) {
 	t.live--
 	pg := int(r.psn) & t.mask() / t.page
 	if t.pageLive[pg]--; t.pageLive[pg] == 0 {
-		t.pages[pg] = nil
+		t.drop(pg)
 	}
 }
 
 // clear frees every record of the path.
 func (t *pathRecords) clear() {
 	for pg := range t.pages {
-		t.pages[pg], t.pageLive[pg] = nil, 0
+		if t.pages[pg] != nil {
+			for i := range t.pages[pg] {
+				t.pages[pg][i].valid = false
+			}
+			t.drop(pg)
+		}
+		t.pageLive[pg] = 0
 	}
 	t.live = 0
+}
+
+// drop releases page pg, which holds no valid record, keeping it as the spare.
+func (t *pathRecords) drop(pg int) {
+	if t.spare == nil {
+		t.spare = t.pages[pg]
+	}
+	t.pages[pg] = nil
 }
 
 // resolve is the record ref names, or nil when it is stale.
