@@ -2,6 +2,7 @@ package transport
 
 import (
 	"github.com/mrgen/mrgen/golden/fabric"
+	"github.com/mrgen/mrgen/golden/sender"
 	"github.com/mrgen/mrgen/golden/wire"
 )
 
@@ -21,15 +22,13 @@ import (
 // ANNOUNCE or answer costs only the head start: the first data packet counts the sender as it
 // did before, and its ACK brings the hint.
 
-// announce queues the ANNOUNCE of cn on path, ahead of the connection's first data packet (the
-// control queue is served first, so it leaves before it).
-func (nic *NIC) announce(cn *conn, path int) {
-	w := &wire.Packet{BTH: wire.BTH{Opcode: wire.OpAnnounce, ConnID: uint16(ConnIndex(cn.peer, nic.host)), PathID: uint8(path)},
-		Announce: &wire.Announce{}}
-	k := nic.portOf(path)
-	nic.ctrlQ[k] = append(nic.ctrlQ[k], &fabric.Packet{Src: nic.host, Dst: cn.peer, SrcPort: nic.win.Path(cn.idx, path).Entropy,
+// announce queues the ANNOUNCE golden/sender asked for ahead of data packet pk (the control
+// queue is served first, so it leaves before it).
+func (nic *NIC) announce(pk sender.Packet) {
+	w := pk.AnnounceHeader()
+	k := nic.portOf(pk.Path)
+	nic.ctrlQ[k] = append(nic.ctrlQ[k], &fabric.Packet{Src: nic.host, Dst: peerOf(nic.host, pk.Conn), SrcPort: pk.Entropy,
 		DstPort: uint16(nic.nw.cfg.NIC.UDPDestPort), Proto: 17, Plane: k, Bytes: nic.frameBytes(w), Control: true, Payload: &frame{w: w}})
-	nic.cnt["announces_sent"]++
 }
 
 // onAnnounce hands an ANNOUNCE to the ACK scheduler with the announced path's cumulative PSN.

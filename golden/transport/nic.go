@@ -6,8 +6,8 @@ import (
 	"github.com/mrgen/mrgen/golden/acker"
 	"github.com/mrgen/mrgen/golden/fabric"
 	"github.com/mrgen/mrgen/golden/placement"
-	"github.com/mrgen/mrgen/golden/psn"
 	"github.com/mrgen/mrgen/golden/sack"
+	"github.com/mrgen/mrgen/golden/sender"
 	"github.com/mrgen/mrgen/golden/traffic"
 	"github.com/mrgen/mrgen/golden/window"
 	"github.com/mrgen/mrgen/golden/wire"
@@ -20,62 +20,16 @@ type frame struct {
 	w     *wire.Packet
 	msgID uint64
 	idx   uint32
-	rec   *txPkt // sender side: the record it was sent from (stamped at Pull)
-}
-
-// msgState is a message being sent.
-type msgState struct {
-	m      *traffic.Message
-	msn    uint32
-	stream int
-	n      uint32 // packets
-	next   uint32 // next packet to send for the first time
-	acked  uint32
-	got    []uint64 // packets acknowledged (a packet may have copies on two paths)
-	done   bool
-	va     uint64 // WRITE: address of byte 0 at the receiver
-	rkey   uint32
-}
-
-// txPkt is one data packet the sender keeps until it is acknowledged: its identity and where
-// it went (path, PSN).
-type txPkt struct {
-	conn   int
-	ms     *msgState
-	idx    uint32
-	path   int
-	psn    uint32
-	sacked bool
-	init   bool   // carries FlagPathInit
-	retx   bool   // has been retransmitted
-	sentAt uint32 // when its latest copy left the NIC (ns mod 2^32)
-	queued bool   // waiting in the retransmit queue
-	inNIC  bool   // a copy waits in a port queue (not on the wire yet)
-	dead   bool   // acknowledged or moved: references to it are stale
-	copied bool   // a copy went to other paths after a timeout of this one
-	nakked bool   // refused by the receiver (NAK): its acknowledgement is not progress
-}
-
-type stream struct {
-	pending []*msgState // posted, not yet started
-	started []*msgState // started and not fully acknowledged, in MSN order
-	cur     *msgState   // the started message still being cut into packets
-	nextMSN uint32
+	sent  bool       // a data packet of this NIC's sender: ref names its record (told at Pull)
+	ref   sender.Ref // the record it was sent from
 }
 
 type conn struct {
 	idx, peer int
-	streams   []stream
-	rrStream  int
-	recs      []map[uint32]*txPkt // per path, by PSN
-	moved     []*txPkt            // to resend as new packets on healthy paths
-	needInit  []bool
-	probed    []bool // the path's tail-loss probe went out since its last ACK
-	inWork    bool
-	blocked   bool        // the last SendDecision said no; cleared by the next ACK or timer event
-	nextSend  fabric.Time // pacing: no new or moved packet before this time
-	sending   bool        // has ever sent (scanned by the timer)
-	heard     bool        // an ACK has come back: the first-RTT gate is open
+	// Send side, the host's part: the work requests posted per stream (the next one's MSN)
+	// and those waiting for room in the sender's work-request ring (the host's backlog).
+	posted  []uint32
+	backlog [][]sender.WorkRequest
 	// Receive side.
 	reply  []*fabric.Packet  // per path: the latest data packet (its ACKs go back its way)
 	rxMsg  map[uint64]uint64 // stream<<32|MSN -> message id, for completions
@@ -88,24 +42,17 @@ type NIC struct {
 	host    int
 	planes  int
 	paths   int
-	win     *window.Table
-	stx     *sack.Sender
+	snd     *sender.Sender // the send side (golden/sender)
 	srx     *sack.Receiver
 	pl      *placement.Engine
 	mem     *placement.HostMemory
-	psns    psn.Space
 	conns   []*conn
 	ctrlQ   [][]*fabric.Packet
 	dataQ   [][]*fabric.Packet
-	rtxQ    []*txPkt
-	work    []int
-	workPos int
-	timerOn bool
 	ack     *acker.Acker // the receive side's ACK scheduler
 	tap     Tap          // closed-loop co-simulation (nil: none)
 	setup   []SetupOp    // the placement setup done at construction
 	ackWake fabric.Time  // its timer is scheduled for this time (0: none)
-	wakeAt  fabric.Time  // a fill is scheduled for this time (0: none)
 	linkMb  float64
 	cnt     map[string]uint64
 }
@@ -114,20 +61,15 @@ func newNIC(nw *Network, h int) (*NIC, error) {
 	c := nw.cfg.NIC
 	planes := nw.net.Planes()
 	nic := &NIC{nw: nw, host: h, planes: planes, paths: c.PathsPerConnection,
-		win: window.New(nw.winPrm), stx: sack.NewSender(nw.sprm), srx: sack.NewReceiver(nw.sprm),
-		pl: placement.New(nw.plPrm), mem: placement.NewHostMemory(), psns: psn.MustSpace(c.PSNWidth),
+		srx: sack.NewReceiver(nw.sprm), pl: placement.New(nw.plPrm), mem: placement.NewHostMemory(),
 		ctrlQ: make([][]*fabric.Packet, planes), dataQ: make([][]*fabric.Packet, planes),
 		cnt: map[string]uint64{}}
 	for k := 0; k < planes; k++ {
 		nic.linkMb += nw.net.HostPort(h, k).Gbps() * 1000
 	}
 	for i := 0; i < c.Connections; i++ {
-		cn := &conn{idx: i, peer: peerOf(h, i), streams: make([]stream, c.StreamsPerConnection),
-			recs:     make([]map[uint32]*txPkt, nic.paths),
-			needInit: make([]bool, nic.paths), probed: make([]bool, nic.paths), reply: make([]*fabric.Packet, nic.paths), rxMsg: map[uint64]uint64{}}
-		for k := range cn.recs {
-			cn.recs[k] = map[uint32]*txPkt{}
-		}
+		cn := &conn{idx: i, peer: peerOf(h, i), posted: make([]uint32, c.StreamsPerConnection),
+			backlog: make([][]sender.WorkRequest, c.StreamsPerConnection), reply: make([]*fabric.Packet, nic.paths), rxMsg: map[uint64]uint64{}}
 		// This host's WRITE region for the connection, and its posted receives.
 		rkey, err := nic.pl.RegisterRegion(uint16(i), writeBase+uint64(i)*nw.areaSize(), nw.areaSize(), placement.AccessRemoteWrite)
 		if err != nil {
@@ -152,6 +94,11 @@ func newNIC(nw *Network, h int) (*NIC, error) {
 		return nil, fmt.Errorf("transport: host %d: %w", h, err)
 	}
 	nic.ack = a
+	snd, err := sender.New(nic.senderParams())
+	if err != nil {
+		return nil, fmt.Errorf("transport: host %d: %w", h, err)
+	}
+	nic.snd = snd
 	return nic, nil
 }
 
@@ -165,11 +112,11 @@ func (nic *NIC) Memory() *placement.HostMemory { return nic.mem }
 func (nic *NIC) ActiveSenders() int { return nic.ack.Active() }
 
 // Window is the NIC's window table (read it, do not change it).
-func (nic *NIC) Window() *window.Table { return nic.win }
+func (nic *NIC) Window() *window.Table { return nic.snd.Window() }
 
 // Counters returns the NIC's protocol counters.
 func (nic *NIC) Counters() map[string]uint64 {
-	out := make(map[string]uint64, len(nic.cnt)+4)
+	out := nic.snd.Counters.Named()
 	for k, v := range nic.cnt {
 		out[k] = v
 	}
@@ -180,7 +127,8 @@ func (nic *NIC) Counters() map[string]uint64 {
 		}
 	}
 	out["rx_new"], out["rx_duplicate"], out["rx_old"], out["rx_beyond"] = nic.srx.Counters.New, nic.srx.Counters.Duplicate, nic.srx.Counters.Old, nic.srx.Counters.Beyond
-	out["ack_accepted"], out["ack_duplicate"], out["ack_stale"], out["ack_invalid"] = nic.stx.Counters.Accepted, nic.stx.Counters.Duplicate, nic.stx.Counters.Stale, nic.stx.Counters.Invalid
+	sc := nic.snd.SackCounters()
+	out["ack_accepted"], out["ack_duplicate"], out["ack_stale"], out["ack_invalid"] = sc.Accepted, sc.Duplicate, sc.Stale, sc.Invalid
 	if ac := nic.ack.Counters; ac.Announces > 0 {
 		// announces_answered counts every answer, refreshes included.
 		out["announces_answered"], out["announces_refreshed"] = ac.Announced+ac.Refreshed, ac.Refreshed
@@ -190,35 +138,34 @@ func (nic *NIC) Counters() map[string]uint64 {
 }
 
 func (nic *NIC) now() fabric.Time    { return nic.nw.net.Sim().Now() }
-func (nic *NIC) nowNS() uint32       { return uint32(nic.now().NS()) }
 func (nic *NIC) nowNS64() uint64     { return uint64(nic.now().NS()) }
 func (nic *NIC) portOf(path int) int { return path % nic.planes }
+
+// ticks is now on the sender's clock: golden/fabric's picoseconds (senderParams).
+func (nic *NIC) ticks() uint64 { return uint64(nic.now()) }
 func (nic *NIC) index(c, path int) int {
 	i, _ := nic.nw.sprm.Index(uint32(c), uint32(path))
 	return i
 }
 
-// Submit queues a message (traffic.Host).
+// Submit posts a message (traffic.Host): its work request goes into the sender's ring for its
+// (connection, stream), or waits in the host's backlog while the ring is full, and the
+// connection's doorbell rings.
 func (nic *NIC) Submit(now fabric.Time, m *traffic.Message) {
 	if m.Dst == nic.host || m.Dst < 0 || m.Dst >= len(nic.conns)+1 {
 		nic.cnt["submit_rejected"]++
 		return
 	}
 	cn := nic.conns[ConnIndex(nic.host, m.Dst)]
-	st := &cn.streams[m.Stream%len(cn.streams)]
-	n := uint32(nic.nw.plPrm.Packets(m.Len))
-	ms := &msgState{m: m, stream: m.Stream % len(cn.streams), n: n, got: make([]uint64, (n+63)/64)}
-	st.pending = append(st.pending, ms)
-	nic.addWork(cn)
+	if err := nic.post(cn, nic.workRequest(cn, m.Stream%len(cn.posted), m)); err != nil {
+		nic.cnt["submit_rejected"]++
+		return
+	}
+	if err := nic.snd.Doorbell(nic.ticks(), cn.idx); err != nil {
+		panic(err) // cn.idx is a connection of this NIC
+	}
 	nic.fill()
 	nic.startTimer()
-}
-
-func (nic *NIC) addWork(cn *conn) {
-	if !cn.inWork {
-		cn.inWork = true
-		nic.work = append(nic.work, cn.idx)
-	}
 }
 
 // Pull hands the fabric the next packet of a port: control first, then data (fabric.Endpoint).
@@ -241,8 +188,8 @@ func (nic *NIC) Pull(now fabric.Time, port int) *fabric.Packet {
 		} else {
 			fr.w.Send.Timestamp = ts
 		}
-		if fr.rec != nil {
-			fr.rec.inNIC, fr.rec.sentAt = false, ts
+		if fr.sent {
+			nic.snd.Left(uint64(now), fr.ref)
 		}
 		nic.fill()
 	}

@@ -14,6 +14,10 @@
 //
 // # Sending
 //
+// Every send-side decision below is golden/sender's (its package doc is the specification the
+// send pipeline's RTL follows); the NIC owns the port queues, the host's send buffers and
+// backlog (work.go), and turns the sender's timers into fabric events (sender.go).
+//
 // The NIC fills its ports' short queues (PortQueue packets each) in this order: ACKs and NAKs,
 // retransmissions of packets found lost, packets moved off failed paths, then new data from the
 // connections round robin. A new or moved packet's path comes from window.SendDecision (the
@@ -212,10 +216,12 @@ func peerOf(h, i int) int {
 // Addresses. Each connection has one memory region at the receiver for WRITEs and one buffer
 // area for SENDs; a message's bytes go to slot (stream, MSN mod depth) of the area its opcode
 // uses. A slot is reused only after its previous message was acknowledged in full (the sender's
-// per-stream credit), and so verified.
+// per-stream credit), and so verified. A sender reads a message from its own buffers at
+// localBase (work.go).
 const (
 	writeBase = uint64(1) << 40
 	sendBase  = uint64(2) << 40
+	localBase = uint64(3) << 40
 )
 
 func (n *Network) areaSize() uint64 {

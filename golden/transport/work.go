@@ -1,0 +1,71 @@
+package transport
+
+import (
+	"errors"
+
+	"github.com/mrgen/mrgen/golden/sender"
+	"github.com/mrgen/mrgen/golden/traffic"
+	"github.com/mrgen/mrgen/golden/wire"
+)
+
+// The host's side of sending: work requests and their local buffers.
+//
+// Each (connection, stream) has a ring of WorkDepth send buffers at this host, one per slot of
+// the sender's work-request ring: the k-th message posted on the stream is read from buffer k
+// mod WorkDepth (its bytes are traffic.Byte(message id, offset), so the model keeps no copy).
+// The k-th message is also the stream's MSN k, so the host knows the receiver's buffer of a
+// WRITE when it posts it.
+
+// workRequest is the work request of message m on stream s of cn, the next one posted there.
+func (nic *NIC) workRequest(cn *conn, s int, m *traffic.Message) sender.WorkRequest {
+	seq := cn.posted[s]
+	wr := sender.WorkRequest{Conn: cn.idx, Stream: s, Op: m.Op, Len: m.Len, Local: nic.localAddr(cn.idx, s, seq), ID: m.ID}
+	if m.Op == wire.OpWrite {
+		peerConn := ConnIndex(cn.peer, nic.host)
+		wr.RemoteVA = nic.nw.slotAddr(writeBase, peerConn, s, seq)
+		wr.RKey = nic.nw.nics[cn.peer].conns[peerConn].rkeyAt
+	}
+	return wr
+}
+
+// localAddr is the host buffer of the seq-th message posted on stream s of connection c.
+func (nic *NIC) localAddr(c, s int, seq uint32) uint64 {
+	depth := uint64(nic.snd.Params().WorkDepth)
+	return localBase + (uint64(c*len(nic.conns[c].posted)+s)*depth+uint64(seq)%depth)*nic.nw.slot
+}
+
+// post hands wr to the sender, or to the backlog of its stream when the sender's ring is full
+// (or earlier requests wait there already).
+func (nic *NIC) post(cn *conn, wr sender.WorkRequest) error {
+	s := wr.Stream
+	if len(cn.backlog[s]) == 0 {
+		err := nic.snd.PostWork(nic.ticks(), wr)
+		if err != nil && !errors.Is(err, sender.ErrQueueFull) {
+			return err
+		}
+		if err == nil {
+			cn.posted[s]++
+			return nil
+		}
+	}
+	cn.backlog[s] = append(cn.backlog[s], wr)
+	cn.posted[s]++
+	return nil
+}
+
+// completed reports the sender's completions to the ledger and moves the backlog of their
+// streams into the room they left.
+func (nic *NIC) completed(done []sender.Done) {
+	for _, d := range done {
+		nic.nw.ledger.SenderDone(nic.now(), d.ID)
+	}
+	for _, d := range done {
+		cn := nic.conns[d.Conn]
+		for len(cn.backlog[d.Stream]) > 0 {
+			if err := nic.snd.PostWork(nic.ticks(), cn.backlog[d.Stream][0]); err != nil {
+				break // the ring is full again
+			}
+			cn.backlog[d.Stream] = cn.backlog[d.Stream][1:]
+		}
+	}
+}
