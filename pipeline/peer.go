@@ -6,6 +6,7 @@ import (
 	"github.com/mrgen/mrgen/gen"
 	"github.com/mrgen/mrgen/golden/wire"
 	"github.com/mrgen/mrgen/hdl"
+	"github.com/mrgen/mrgen/hdl/acker"
 )
 
 // PeerTop is the peer table's module name.
@@ -13,6 +14,16 @@ const PeerTop = "nic_peer_table"
 
 // PeerW is a peer-table entry's width: {ipv6, ip, mac, remote conn}.
 const PeerW = 1 + wire.IPv6AddrBits + wire.MACBits + wire.ConnIDBits
+
+// LocalPorts are the NIC's own time and addresses, inputs of every top that builds frames
+// (nic_rx, nic_tx).
+func LocalPorts() []hdl.Port {
+	return []hdl.Port{
+		hdl.In("now", acker.TimeW, "time, ns (the NIC's timestamp counter)"),
+		hdl.In("local_mac", wire.MACBits, "this NIC's MAC (source of its frames)"),
+		hdl.In("local_ip", wire.IPv6AddrBits, "this NIC's IP address, deparser layout (IPv4 in bits 127:96)"),
+	}
+}
 
 // PeerPorts are the control plane's write port of a peer table (s_peer_*), the same on every
 // top that holds one (nic_rx, nic_tx), so that one control-plane write serves them all.

@@ -102,10 +102,8 @@ func NewRx(c config.Config) (*Rx, error) {
 func (r *Rx) Module() *hdl.Module {
 	in, out := hdl.In, hdl.Out
 	B := r.DW / 8
-	ports := append(r.Reset.Ports(),
-		in("now", acker.TimeW, "time, ns (the NIC's timestamp counter)"),
-		in("local_mac", wire.MACBits, "this NIC's MAC (source of control frames)"),
-		in("local_ip", wire.IPv6AddrBits, "this NIC's IP address, deparser layout (IPv4 in bits 127:96)"),
+	ports := append(r.Reset.Ports(), LocalPorts()...)
+	ports = append(ports,
 		// Frames from the MAC.
 		in("s_axis_tdata", r.DW, "frame bytes, byte 0 in lane 0"),
 		in("s_axis_tkeep", B, "kept lanes"),

@@ -56,9 +56,6 @@ type Tx struct {
 	RdDepth, TagW int
 	// DescW is the width of a descriptor-queue entry.
 	DescW int
-	// ctl are nic_rx's control-plane inputs (now, local_mac, local_ip, s_peer_*), which nic_tx
-	// takes from nic_rx's port list so that one control-plane write can later serve both.
-	ctl []hdl.Port
 }
 
 // TxReadDepth is the number of outstanding DMA reads that keeps tx_deparser busy while a read
@@ -91,11 +88,6 @@ func NewTx(c config.Config) (*Tx, error) {
 	rx, err := NewRx(c)
 	if err != nil {
 		return nil, err
-	}
-	for _, p := range rx.Module().Ports {
-		if p.Name == "now" || p.Name == "local_mac" || p.Name == "local_ip" || strings.HasPrefix(p.Name, "s_peer_") {
-			t.ctl = append(t.ctl, p)
-		}
 	}
 	t.CW, t.AW, t.PW, t.DW, t.B = rx.CW, rx.AW, c.PSNWidth, c.DatapathWidth, c.DatapathWidth/8
 	t.RdDepth = TxReadDepth(c)
@@ -173,7 +165,7 @@ func (t *Tx) QueueLayout() []QField {
 // Module is nic_tx's port list.
 func (t *Tx) Module() *hdl.Module {
 	in, out := hdl.In, hdl.Out
-	ports := append(t.Reset.Ports(), t.ctl...)
+	ports := append(append(t.Reset.Ports(), LocalPorts()...), PeerPorts(t.CW)...)
 	ports = append(ports,
 		in("data_ecn", wire.IPv4ECNBits, "ECN field of data frames: 2 (ECT(0)) when the transport is ECN-capable, else 0"),
 		// Data-packet descriptors from the scheduler.
