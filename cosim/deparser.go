@@ -303,7 +303,6 @@ func runDeparser(ctx context.Context, lib *verilator.Library, u *hdldeparser.Uni
 	outStarted := false      // the first output beat has left
 	wantErrs := uint64(0)    // frames with a mismatched payload
 	tdata := make([]byte, B) // payload beat being offered
-	obuf := make([]byte, B)  // output beat
 	var cycle uint64
 	watch := cycleWatch{ctx: ctx, m: m, opt: opt, traceAt: traceAt}
 	const resetCycles = 3
@@ -392,7 +391,7 @@ func runDeparser(ctx context.Context, lib *verilator.Library, u *hdldeparser.Uni
 			}
 			last := pt.oLast.Get(outb) == 1
 			var bad string
-			if got, bad = takeBeat(outb, pt.oData, pt.oKeep, last, obuf, got); bad != "" {
+			if got, bad = takeBeat(outb, pt.oData, pt.oKeep, last, B, got); bad != "" {
 				return res, &Mismatch{Stream: "frame", Transaction: outN, Cycle: now, Input: f.String(), Diff: bad}, nil
 			}
 			if last || len(got) > len(f.want)+B {
@@ -475,17 +474,13 @@ func driveBeat(in []uint32, data, keep, last verilator.Field, buf, payload []byt
 	last.Set(in, b2u(off+len(buf) >= len(payload)))
 }
 
-// takeBeat appends the kept lanes of an output beat to frame (buf is one beat of scratch). bad
-// explains a beat whose kept lanes do not lead or that is partial without being the last.
-func takeBeat(out []uint32, data, keep verilator.Field, last bool, buf, frame []byte) (_ []byte, bad string) {
+// takeBeat appends the kept lanes of an output beat (lanes wide) to frame. bad explains a beat
+// whose kept lanes do not lead or that is partial without being the last.
+func takeBeat(out []uint32, data, keep verilator.Field, last bool, lanes int, frame []byte) (_ []byte, bad string) {
 	kv := keep.Get(out)
-	n := leadingOnes(kv, len(buf))
-	w := data.View(out)
-	for i := range buf {
-		buf[i] = byte(w[i/4] >> (8 * (i % 4)))
-	}
-	frame = append(frame, buf[:n]...)
-	if kv != keepMask(n) || (!last && n != len(buf)) {
+	n := leadingOnes(kv, lanes)
+	frame = appendBeat(frame, data.View(out), kv, lanes)
+	if kv != keepMask(n) || (!last && n != lanes) {
 		bad = fmt.Sprintf("beat at frame byte %d: tkeep %#x (tlast %v): kept lanes must lead, and only a last beat may be partial",
 			len(frame)-n, kv, last)
 	}

@@ -84,11 +84,7 @@ func beatsOf(frame []byte, nb int) []beat {
 		for j := range b.data {
 			b.data[j] = binary.LittleEndian.Uint32(buf[4*j:])
 		}
-		if n == 64 {
-			b.keep = ^uint64(0)
-		} else {
-			b.keep = 1<<n - 1
-		}
+		b.keep = keepMask(n)
 		out = append(out, b)
 	}
 	return out

@@ -211,7 +211,6 @@ func runNicTx(ctx context.Context, lib *verilator.Library, t *pipeline.Tx, k nic
 		firstAt    uint64 // cycle of the frame's first beat
 		lastD      uint32 // the previous frame's stamp, relative to nowBase
 		firstDone  bool   // the first frame's last beat has left
-		obuf       = make([]byte, B)
 		dbuf       = make([]byte, B)
 		cycle      uint64
 		idleChecks int
@@ -340,7 +339,7 @@ func runNicTx(ctx context.Context, lib *verilator.Library, t *pipeline.Tx, k nic
 			}
 			last := pt.oLast.Get(outb) == 1
 			var bad string
-			if got, bad = takeBeat(outb, pt.oData, pt.oKeep, last, obuf, got); bad != "" {
+			if got, bad = takeBeat(outb, pt.oData, pt.oKeep, last, B, got); bad != "" {
 				return mismatch("frame", outN, now, d, bad)
 			}
 			if last || len(got) > wire.FrameLen(d.pkt, tr.prm)+B {
