@@ -16,6 +16,7 @@ import (
 
 	"github.com/mrgen/mrgen/config"
 	"github.com/mrgen/mrgen/gen"
+	goldensack "github.com/mrgen/mrgen/golden/sack"
 	"github.com/mrgen/mrgen/golden/wire"
 	"github.com/mrgen/mrgen/hdl"
 	"github.com/mrgen/mrgen/hdl/acker"
@@ -85,11 +86,8 @@ func NewTx(c config.Config) (*Tx, error) {
 	if t.Dep, err = deparser.New(c); err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}
-	rx, err := NewRx(c)
-	if err != nil {
-		return nil, err
-	}
-	t.CW, t.AW, t.PW, t.DW, t.B = rx.CW, rx.AW, c.PSNWidth, c.DatapathWidth, c.DatapathWidth/8
+	sp := goldensack.ParamsFrom(c) // the table widths every block uses
+	t.CW, t.AW, t.PW, t.DW, t.B = sp.ConnBits, sp.PathBits, c.PSNWidth, c.DatapathWidth, c.DatapathWidth/8
 	t.RdDepth = TxReadDepth(c)
 	for 1<<t.TagW < t.RdDepth {
 		t.TagW++
@@ -289,11 +287,10 @@ func (t *Tx) DepHdrConns() []Conn {
 }
 
 // Widths and depths the template needs.
-func (t *Tx) DepCounterW() int { return deparser.CounterWidth }
-func (t *Tx) EgDepth() int     { return TxEgressFIFO }
-func (t *Tx) DepthW() int      { return t.TagW + 1 } // counts 0..RdDepth
-func (t *Tx) LenW() int        { return deparser.PayloadLenBits }
-func (t *Tx) NowW() int        { return acker.TimeW }
+func (t *Tx) EgDepth() int { return TxEgressFIFO }
+func (t *Tx) DepthW() int  { return t.TagW + 1 } // counts 0..RdDepth
+func (t *Tx) LenW() int    { return deparser.PayloadLenBits }
+func (t *Tx) NowW() int    { return acker.TimeW }
 
 // TxdEntry is the queue entry built from the s_txd ports: a concatenation, last queued field
 // first, so that the first lands in the low bits (QueueLayout); wrapped to the line limit.

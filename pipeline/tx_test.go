@@ -1,12 +1,13 @@
 package pipeline_test
 
 import (
-	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mrgen/mrgen/config"
+	"github.com/mrgen/mrgen/gen"
 	"github.com/mrgen/mrgen/internal/blocktest"
 	"github.com/mrgen/mrgen/pipeline"
 )
@@ -15,7 +16,7 @@ import (
 func TestTxLintMatrix(t *testing.T) { blocktest.LintMatrix(t, "nictx", lintMatrix(t)) }
 
 func TestTxRegenerationIsByteIdentical(t *testing.T) {
-	blocktest.Regenerates(t, "nictx", lintMatrix(t)[:1], []string{"filelist.f", "mrgen.core", "manifest.json", "rtl/nic_tx.v"})
+	blocktest.Regenerates(t, "nictx", lintMatrix(t)[:1], []string{"filelist.f", "mrgen.core", "manifest.json", "rtl/nic_tx.v", "rtl/nic_peer_table.v"})
 }
 
 func TestTxDescription(t *testing.T) {
@@ -37,16 +38,24 @@ func TestTxDescription(t *testing.T) {
 	lay := tx.QueueLayout()
 	require.Zero(t, lay[0].Lo)
 	require.Equal(t, tx.DescW-1, lay[len(lay)-1].Hi)
-	// The peer-table write port is nic_rx's, name for name and width for width.
+	// nic_rx and nic_tx hold the same peer-table module, so one control-plane write serves both.
 	rx, err := pipeline.NewRx(config.Default())
 	require.NoError(t, err)
-	for _, p := range rx.Module().Ports {
-		if strings.HasPrefix(p.Name, "s_peer_") || p.Name == "local_mac" || p.Name == "local_ip" || p.Name == "now" {
-			q, ok := tx.Module().Port(p.Name)
-			require.True(t, ok, p.Name)
-			require.Equal(t, []any{p.Dir, p.Width}, []any{q.Dir, q.Width}, p.Name)
+	rxSrcs, err := rx.Sources()
+	require.NoError(t, err)
+	peerOf := func(srcs []gen.Source) gen.Source {
+		for _, s := range srcs {
+			if s.Module.Name == pipeline.PeerTop {
+				return s
+			}
 		}
+		t.Fatalf("no %s among the sources", pipeline.PeerTop)
+		return gen.Source{}
 	}
+	a, b := peerOf(srcs), peerOf(rxSrcs)
+	require.Equal(t, a.Template, b.Template)
+	require.Empty(t, cmp.Diff(a.Module, b.Module))
+	require.Empty(t, cmp.Diff(a.Data, b.Data))
 }
 
 // The outstanding-read depth covers TxReadLatencyNS of back-to-back minimum frames: 100 cycles

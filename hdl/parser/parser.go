@@ -158,12 +158,3 @@ func (u *Unit) Sources() ([]gen.Source, error) {
 	}
 	return out, nil
 }
-
-// UnshiftLines are the XOR maps of the unshift network: step i removes 2^i zero bytes.
-func (u *Unit) UnshiftLines() [][]string {
-	var out [][]string
-	for i := 0; i < u.BW; i++ {
-		out = append(out, crc.XorLines(fmt.Sprintf("u%d", i), fmt.Sprintf("s%d", i), crc.UnshiftEquations(1<<i)))
-	}
-	return out
-}
