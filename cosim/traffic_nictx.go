@@ -9,7 +9,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/mrgen/mrgen/golden/fabric"
 	goldenpl "github.com/mrgen/mrgen/golden/placement"
+	"github.com/mrgen/mrgen/golden/psn"
+	"github.com/mrgen/mrgen/golden/sender"
 	"github.com/mrgen/mrgen/golden/wire"
 	"github.com/mrgen/mrgen/pipeline"
 )
@@ -96,7 +99,7 @@ func newNicTxTraffic(prm wire.Params, pl goldenpl.Params, seed uint64, lenMode i
 	randBytes(t.localMAC[:])
 	randBytes(t.localIP[:])
 	if rng.IntN(2) == 1 {
-		t.ecn = 2 // ECT(0): the transport is ECN-capable
+		t.ecn = fabric.ECT0 // the transport is ECN-capable
 	}
 	for c := 0; c < prm.Connections; c++ {
 		p := txPeer{remote: uint16(rng.IntN(prm.Connections)), ipv6: rng.IntN(3) == 0}
@@ -147,30 +150,13 @@ func (t *nicTxTraffic) next() *nicTxDesc {
 	n := uint32(t.pl.Packets(ml))
 	idx := uint32(r.IntN(int(n)))
 	off, plen := t.pl.Segment(ml, idx)
-	var flags wire.Flags
-	if idx == 0 {
-		flags |= wire.FlagFirst
-	}
-	if idx == n-1 {
-		flags |= wire.FlagLast | wire.FlagAckReq
-	}
-	if r.IntN(6) == 0 { // a retransmission
-		flags |= wire.FlagRetx | wire.FlagAckReq
-	}
-	if r.IntN(8) == 0 { // the path restarts here
-		flags |= wire.FlagPathInit
-	}
-	if r.IntN(8) == 0 { // first RTT: answer at once
-		flags |= wire.FlagAckReq
-	}
+	// A retransmission one time in six, a path restart and a first-RTT packet one in eight.
+	flags := sender.DataFlags(idx, n, r.IntN(6) == 0, r.IntN(8) == 0, r.IntN(8) != 0)
 	conn := r.IntN(t.prm.Connections)
 	peer := &t.peers[conn]
 	d := &nicTxDesc{seq: t.seq, conn: conn, addr: r.Uint64() >> 1, port: r.IntN(1 << pipeline.PortBits)}
 	t.seq++
-	psnMask := uint32(1<<t.prm.PSNWidth - 1)
-	if t.prm.PSNWidth >= 32 {
-		psnMask = ^uint32(0)
-	}
+	psnMask := psn.MustSpace(t.prm.PSNWidth).Mask()
 	p := &wire.Packet{
 		Eth: wire.EthHeader{Dst: peer.mac, Src: t.localMAC},
 		IP:  wire.IPHeader{Version: 4, DSCP: pipeline.DataDSCP, ECN: t.ecn, TTL: pipeline.CtlTTL},

@@ -59,26 +59,37 @@ func (pk Packet) AnnounceHeader() *wire.Packet {
 	return &wire.Packet{BTH: wire.BTH{Opcode: wire.OpAnnounce, ConnID: pk.WireConn, PathID: uint8(pk.Path)}, Announce: &wire.Announce{}}
 }
 
+// DataFlags are the flags of packet idx of a message of n packets: First on packet 0,
+// Last|AckReq on the last, Retx|AckReq on a retransmission, PathInit on a path's first packet
+// after a restart, and AckReq while the connection has not heard from its receiver (the
+// first-RTT packet asks for its answer at once).
+func DataFlags(idx, n uint32, retx, init, heard bool) wire.Flags {
+	flags := wire.Flags(0)
+	if idx == 0 {
+		flags |= wire.FlagFirst
+	}
+	if idx == n-1 {
+		flags |= wire.FlagLast | wire.FlagAckReq
+	}
+	if retx {
+		flags |= wire.FlagRetx | wire.FlagAckReq
+	}
+	if init {
+		flags |= wire.FlagPathInit
+	}
+	if !heard {
+		flags |= wire.FlagAckReq
+	}
+	return flags
+}
+
 // describe builds the packet of record r (conn cn, path) of kind k from its message e.
 func (s *Sender) describe(cn *conn, path int, r *record, e *workEntry, k Kind) Packet {
 	off, plen := s.p.Placement.Segment(e.wr.Len, r.idx)
-	flags := wire.Flags(0)
-	if r.idx == 0 {
-		flags |= wire.FlagFirst
-	}
-	if r.idx == e.n-1 {
-		flags |= wire.FlagLast | wire.FlagAckReq
-	}
 	if k == KindRetx {
-		flags |= wire.FlagRetx | wire.FlagAckReq
 		r.retx = true
 	}
-	if r.init {
-		flags |= wire.FlagPathInit
-	}
-	if !cn.heard {
-		flags |= wire.FlagAckReq // the first-RTT packet asks for its answer at once
-	}
+	flags := DataFlags(r.idx, e.n, k == KindRetx, r.init, cn.heard)
 	pk := Packet{Ref: s.refOf(cn.idx, path, r), Kind: k, Conn: cn.idx, WireConn: s.p.WireConn[cn.idx], Path: path,
 		Stream: r.msg.stream, Op: e.wr.Op, Flags: flags, PSN: r.psn, MSN: e.msn, MsgLen: e.wr.Len, Offset: off,
 		Local: e.wr.Local + uint64(off), Len: plen, Entropy: s.win.Path(cn.idx, path).Entropy, ID: e.wr.ID, Index: r.idx}
