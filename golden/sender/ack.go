@@ -3,6 +3,7 @@ package sender
 import (
 	"fmt"
 
+	"github.com/mrgen/mrgen/golden/psn"
 	"github.com/mrgen/mrgen/golden/sack"
 	"github.com/mrgen/mrgen/golden/window"
 	"github.com/mrgen/mrgen/golden/wire"
@@ -115,7 +116,10 @@ func (s *Sender) lostBefore(cn *conn, path int, echo uint32) {
 }
 
 // sentBefore reports whether ns timestamp a is before b (mod 2^32, serially).
-func sentBefore(a, b uint32) bool { d := b - a; return d != 0 && d < 1<<31 }
+func sentBefore(a, b uint32) bool { return nanos.Before(a, b) }
+
+// nanos is the 32-bit serial space of ns timestamps (golden/psn's rule, as golden/window uses).
+var nanos = psn.MustSpace(32)
 
 // acked counts one packet of a message as delivered; the message completes when all its
 // packets are, and the stream's oldest completed messages leave its ring.
@@ -133,13 +137,12 @@ func (s *Sender) acked(cn *conn, r *record, done []Done) []Done {
 	}
 	e.got[w] |= b
 	e.acked++
-	if e.acked < e.n || e.done {
+	if e.acked < e.n {
 		return done
 	}
-	e.done = true
 	done = append(done, Done{Conn: cn.idx, Stream: r.msg.stream, MSN: e.msn, ID: e.wr.ID})
 	st := &cn.streams[r.msg.stream]
-	for st.head != st.start && st.entry(st.head).done {
+	for st.head != st.start && st.entry(st.head).complete() {
 		st.head++
 	}
 	return done

@@ -141,5 +141,5 @@ func (s *Sender) resolve(ref Ref) *record {
 
 // refOf is the Ref of a live record of (conn, path).
 func (s *Sender) refOf(conn, path int, r *record) Ref {
-	return Ref{Conn: conn, Path: path, Slot: int(r.psn) & (s.recDepth - 1), Gen: r.gen}
+	return Ref{Conn: conn, Path: path, Slot: int(r.psn) & s.conns[conn].recs[path].mask(), Gen: r.gen}
 }

@@ -112,17 +112,3 @@ func (s *Sender) addWork(cn *conn) {
 		s.work = append(s.work, cn.idx)
 	}
 }
-
-// Peaks are the most entries each bounded queue has held so far (for sizing the RTL's).
-type Peaks struct {
-	Retx, Moved, Retry int // Moved: the fullest connection's
-}
-
-// Peaks reports the queues' high-water marks.
-func (s *Sender) Peaks() Peaks {
-	pk := Peaks{Retx: s.retx.peak, Retry: s.retries.peak}
-	for c := range s.conns {
-		pk.Moved = max(pk.Moved, s.conns[c].moved.peak)
-	}
-	return pk
-}

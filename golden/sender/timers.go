@@ -136,7 +136,7 @@ func (s *Sender) tailProbe(cn *conn, path int, ns uint32) {
 	if r == nil || r.queued || r.inNIC {
 		return
 	}
-	if d := ns - r.sentAt; d < 1<<31 && d > pto {
+	if d := ns - r.sentAt; !nanos.Negative(d) && d > pto {
 		cn.probed[path] = true
 		s.Counters.TailProbes++
 		s.queueRetx(cn.idx, path, r)

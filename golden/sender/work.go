@@ -28,8 +28,10 @@ type workEntry struct {
 	next  uint32 // next packet to send for the first time
 	acked uint32
 	got   []uint64 // packets acknowledged (a packet may have copies on two paths)
-	done  bool
 }
+
+// complete reports whether every packet of the message is acknowledged.
+func (e *workEntry) complete() bool { return e.acked == e.n }
 
 // stream is a (connection, stream) ring's pointers, as MSNs (mod 2^32): [head, start) are the
 // started messages not all acknowledged in order (at most Depth), [start, tail) the posted

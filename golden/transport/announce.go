@@ -27,8 +27,7 @@ import (
 func (nic *NIC) announce(pk sender.Packet) {
 	w := pk.AnnounceHeader()
 	k := nic.portOf(pk.Path)
-	nic.ctrlQ[k] = append(nic.ctrlQ[k], &fabric.Packet{Src: nic.host, Dst: peerOf(nic.host, pk.Conn), SrcPort: pk.Entropy,
-		DstPort: uint16(nic.nw.cfg.NIC.UDPDestPort), Proto: 17, Plane: k, Bytes: nic.frameBytes(w), Control: true, Payload: &frame{w: w}})
+	nic.ctrlQ[k] = append(nic.ctrlQ[k], nic.nw.ControlPacket(nic.host, peerOf(nic.host, pk.Conn), k, pk.Entropy, uint16(nic.nw.cfg.NIC.UDPDestPort), w))
 }
 
 // onAnnounce hands an ANNOUNCE to the ACK scheduler with the announced path's cumulative PSN.

@@ -15,12 +15,6 @@ import (
 // and each event ends with a fill: so timers that fall due at one picosecond run in the order
 // they were armed, among the fabric's other events at that time.
 
-// FirstProbe is the tail-probe timeout of a path with no RTT sample (golden/sender).
-const FirstProbe = sender.DefaultFirstProbeNS * fabric.Nanosecond
-
-// TailProbeMin is the shortest silence that triggers a tail-loss probe (golden/sender).
-const TailProbeMin = sender.DefaultTailProbeMinNS * fabric.Nanosecond
-
 // senderParams are the send side's parameters of a NIC: the run's tables and timers on the
 // fabric's picosecond clock.
 func (nic *NIC) senderParams() sender.Params {

@@ -19,19 +19,13 @@ import (
 // workRequest is the work request of message m on stream s of cn, the next one posted there.
 func (nic *NIC) workRequest(cn *conn, s int, m *traffic.Message) sender.WorkRequest {
 	seq := cn.posted[s]
-	wr := sender.WorkRequest{Conn: cn.idx, Stream: s, Op: m.Op, Len: m.Len, Local: nic.localAddr(cn.idx, s, seq), ID: m.ID}
+	wr := sender.WorkRequest{Conn: cn.idx, Stream: s, Op: m.Op, Len: m.Len, ID: m.ID}
 	if m.Op == wire.OpWrite {
 		peerConn := ConnIndex(cn.peer, nic.host)
 		wr.RemoteVA = nic.nw.slotAddr(writeBase, peerConn, s, seq)
 		wr.RKey = nic.nw.nics[cn.peer].conns[peerConn].rkeyAt
 	}
 	return wr
-}
-
-// localAddr is the host buffer of the seq-th message posted on stream s of connection c.
-func (nic *NIC) localAddr(c, s int, seq uint32) uint64 {
-	depth := uint64(nic.snd.Params().WorkDepth)
-	return localBase + (uint64(c*len(nic.conns[c].posted)+s)*depth+uint64(seq)%depth)*nic.nw.slot
 }
 
 // post hands wr to the sender, or to the backlog of its stream when the sender's ring is full
