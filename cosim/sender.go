@@ -49,9 +49,13 @@ type sndPkt struct {
 // sndRsp is one command's whole answer: status, descriptor, completions and wake-ups.
 type sndRsp struct {
 	Status int
+	Time   uint64 // a NAK's RNR retry due time
 	Pkt    *sndPkt
 	Done   []sender.Done
 	Wakes  []uint64
+	// The earliest pending timer after the command (golden NextTimer).
+	TimerValid bool
+	TimerAt    uint64
 }
 
 func sndPktOf(pk sender.Packet, planes int) *sndPkt {
@@ -72,6 +76,7 @@ type sndPorts struct {
 	dRKey, dVA, dOffset, dAddr, dLen, dUDP, dPort, dSlot, dGen     verilator.Field
 	dKind, dAnn, dID, dIndex                                       verilator.Field
 	nValid, nReady, nConn, nStream, nMSN, nID, wValid, wReady, wAt verilator.Field
+	aCode, aRNR, rTime, tValid, tAt                                verilator.Field
 	busy                                                           verilator.Field
 	cnt                                                            []verilator.Field
 }
@@ -93,6 +98,8 @@ func bindSenderPorts(lay *verilator.Layout, u *hdlsender.Unit) (*sndPorts, error
 	p.dSlot, p.dGen, p.dKind, p.dAnn, p.dID, p.dIndex = out("m_rsp_slot"), out("m_rsp_gen"), out("m_rsp_kind"), out("m_rsp_announce"), out("m_rsp_id"), out("m_rsp_index")
 	p.nValid, p.nReady, p.nConn, p.nStream, p.nMSN, p.nID = out("m_done_valid"), in("m_done_ready"), out("m_done_conn"), out("m_done_stream"), out("m_done_msn"), out("m_done_id")
 	p.wValid, p.wReady, p.wAt, p.busy = out("m_wake_valid"), in("m_wake_ready"), out("m_wake_at"), out("busy")
+	p.aCode, p.aRNR, p.rTime = in("s_ackin_nak_code"), in("s_ackin_rnr_delay"), out("m_rsp_time")
+	p.tValid, p.tAt = out("m_timer_valid"), out("m_timer_at")
 	for _, c := range u.Counters {
 		p.cnt = append(p.cnt, out("cnt_"+c.Name))
 	}
@@ -134,7 +141,7 @@ func maxSenderCycles(u *hdlsender.Unit) int {
 	return 1000 + 8*(u.R+u.W+u.MP+u.C*(u.S+8)) + 4*u.RetxD
 }
 
-var sndCmdNames = []string{"post", "doorbell", "next", "left", "woke"}
+var sndCmdNames = []string{"post", "doorbell", "next", "left", "woke", "retry"}
 
 func runSender(ctx context.Context, lib *verilator.Library, u *hdlsender.Unit, k senderKnobs, opt Options, traceAt int64) (*Result, *Mismatch, error) {
 	m, err := lib.New()
@@ -232,6 +239,19 @@ func runSender(ctx context.Context, lib *verilator.Library, u *hdlsender.Unit, k
 			tr.left(cmd.ref)
 		case hdlsender.CmdWoke:
 			gold.Woke(cmd.t)
+		case hdlsender.CmdRetry:
+			gold.Retry(cmd.now)
+		case -2:
+			due, ok, err := gold.Nak(cmd.now, cmd.nak)
+			switch {
+			case err != nil:
+				want.Status = hdlsender.StatusError
+			case ok:
+				want.Time = due
+				tr.retries = append(tr.retries, due)
+			default:
+				want.Status = hdlsender.StatusNone
+			}
 		default:
 			d, err := gold.Ack(cmd.now, cmd.ack)
 			if err != nil {
@@ -240,6 +260,10 @@ func runSender(ctx context.Context, lib *verilator.Library, u *hdlsender.Unit, k
 			want.Done = d
 		}
 		want.Wakes = gold.TakeWakes()
+		want.TimerAt, want.TimerValid = gold.NextTimer()
+		if !want.TimerValid {
+			want.TimerAt = 0
+		}
 		tr.wakes = append(tr.wakes, want.Wakes...)
 		done += len(want.Done)
 		// RTL.
@@ -267,6 +291,15 @@ func runSender(ctx context.Context, lib *verilator.Library, u *hdlsender.Unit, k
 				pt.cSlot.Set(in, uint64(cmd.ref.Slot))
 				pt.cGen.Set(in, uint64(cmd.ref.Gen))
 			}
+		} else if cmd.op == -2 {
+			n := cmd.nak
+			pt.aValid.Set(in, 1)
+			pt.aOpcode.Set(in, uint64(wire.OpNak))
+			pt.aConn.Set(in, uint64(n.Conn))
+			pt.aPath.Set(in, uint64(n.Path))
+			pt.aPSN.Set(in, uint64(n.PSN))
+			pt.aCode.Set(in, uint64(n.Code))
+			pt.aRNR.Set(in, uint64(n.RNRDelay))
 		} else {
 			a := cmd.ack
 			pt.aValid.Set(in, 1)
@@ -301,6 +334,9 @@ func runSender(ctx context.Context, lib *verilator.Library, u *hdlsender.Unit, k
 			}
 			if pt.rValid.Get(outb) == 1 {
 				status = int(pt.rStatus.Get(outb))
+				if cmd.op == -2 && status == hdlsender.StatusOK {
+					got.Time = pt.rTime.Get(outb)
+				}
 				if cmd.op == hdlsender.CmdNext && status == hdlsender.StatusOK {
 					got.Pkt = pt.pkt(outb)
 				}
@@ -312,6 +348,10 @@ func runSender(ctx context.Context, lib *verilator.Library, u *hdlsender.Unit, k
 			return nil, nil, err
 		}
 		got.Status = status
+		got.TimerValid = pt.tValid.Get(outb) == 1
+		if got.TimerValid {
+			got.TimerAt = pt.tAt.Get(outb)
+		}
 		if len(got.Done) == 0 {
 			got.Done = nil
 		}
@@ -328,7 +368,9 @@ func runSender(ctx context.Context, lib *verilator.Library, u *hdlsender.Unit, k
 			return res, mismatch(cmp.Diff(want, got)), nil
 		}
 		name := "ack"
-		if cmd.op >= 0 {
+		if cmd.op == -2 {
+			name = "nak"
+		} else if cmd.op >= 0 {
 			name = sndCmdNames[cmd.op]
 		}
 		cycles[name] += int(cycle - start)

@@ -27,6 +27,7 @@ var senderCoverage = map[string][]string{
 	"reorder": {"sack_losses", "ecn_echoes", "blocked_conn_window"},
 	"paced":   {"blocked_rate_cap", "cmd_woke", "ecn_echoes"},
 	"random":  {"queue_full", "completions", "retransmissions"},
+	"rnr":     {"naks", "messages_failed", "cmd_retry", "moved_sent", "completions"},
 }
 
 // TestSenderScenarios runs every scenario on the default configuration and on a small 3 x 3
@@ -73,6 +74,10 @@ func TestSenderCatchesTemplateFaults(t *testing.T) {
 		{"completion before the last packet", "clean",
 			"if (ring_acked + {% .D.NW %}'d1 == ring_n) begin\n            st_n = S_K2;",
 			"if (ring_acked + {% .D.NW %}'d2 >= ring_n) begin\n            st_n = S_K2;", "Done", false},
+		{"a fatal NAK queues a retry too", "rnr",
+			"if (k_code != NAK_RNR) begin", "if (1'b0) begin", "", false},
+		{"retry due ignores the RNR delay's unit", "rnr",
+			"wire [63:0] nak_due = now + {48'd0, k_rnr} * 64'd1000;", "wire [63:0] nak_due = now + {48'd0, k_rnr} * 64'd1024;", "Time", false},
 		{"ring full one entry early", "random",
 			"end else if (sm_posted == WORK_DEPTH) begin", "end else if (sm_posted + 33'd1 == WORK_DEPTH) begin", "Status", false},
 	}

@@ -29,6 +29,9 @@ type senderKnobs struct {
 	Hint           float64 // an ACK carries a rate hint (pacing)
 	HintMax        int     // largest hint, 100 Mb/s units
 	PendingMax     int     // most packets in the NIC before the host stops pulling
+	Nak            float64 // the receiver refuses a data packet (NAK, not processed)
+	RNR            float64 // ... with receiver-not-ready (else a fatal code)
+	RNRMax         int     // largest RNR delay, us
 }
 
 var senderScenarios = map[string]senderKnobs{
@@ -39,10 +42,12 @@ var senderScenarios = map[string]senderKnobs{
 	// Reordering within paths (jitter beyond the packet spacing): losses by SACK that are not.
 	"reorder": {Post: 1, Next: 3, Left: 3, DtMax: 300, Jitter: 3000, AckAll: 0.5, ECN: 0.1, PendingMax: 8},
 	// Rate hints and ECN: pacing, wake-ups, blocked connections.
-	"paced": {Post: 1, Next: 4, Left: 4, DtMax: 200, Loss: 0.01, AckAll: 0.6, ECN: 0.2, Hint: 0.7, HintMax: 400, PendingMax: 16},
+	"paced": {Post: 1, Next: 4, Left: 4, DtMax: 200, AckAll: 1, ECN: 0.2, Hint: 0.7, HintMax: 400, PendingMax: 16},
 	// Everything at once, on a few connections and streams so rings fill (queue full).
 	"random": {Conns: 2, Streams: 2, MaxPkts: 8, Post: 2, Next: 2, Left: 2, DtMax: 600, Loss: 0.03, AckLoss: 0.03,
-		Jitter: 1500, AckAll: 0.4, ECN: 0.1, Hint: 0.3, HintMax: 2000, PendingMax: 12},
+		Jitter: 1500, AckAll: 0.4, ECN: 0.1, Hint: 0.3, HintMax: 2000, PendingMax: 12, Nak: 0.02, RNR: 0.8, RNRMax: 20},
+	// Receiver-not-ready NAKs: RNR retries through the moved FIFOs, fatal NAKs failing messages.
+	"rnr": {MaxPkts: 4, Post: 1, Next: 3, Left: 3, DtMax: 400, Loss: 0.01, AckAll: 0.5, PendingMax: 8, Nak: 0.08, RNR: 0.85, RNRMax: 10},
 }
 
 // sndCmd is one stimulus command, rendered in mismatch reports.
@@ -54,6 +59,7 @@ type sndCmd struct {
 	ref  sender.Ref
 	t    uint64
 	ack  sender.AckIn
+	nak  sender.NakIn
 }
 
 func (c sndCmd) String() string {
@@ -68,6 +74,10 @@ func (c sndCmd) String() string {
 		return fmt.Sprintf("Left at %d: %+v", c.now, c.ref)
 	case 4:
 		return fmt.Sprintf("Woke at %d: %d", c.now, c.t)
+	case 5:
+		return fmt.Sprintf("Retry at %d", c.now)
+	case -2:
+		return fmt.Sprintf("NAK at %d: %+v", c.now, c.nak)
 	}
 	return fmt.Sprintf("ACK at %d: conn %d path %d cum %d sacked %d ecn %d ts %d hint %d", c.now, c.ack.Conn, c.ack.Path,
 		c.ack.Cum, c.ack.Bitmap.Count(), c.ack.ECN, c.ack.TSEcho, c.ack.Hint)
@@ -79,6 +89,7 @@ type inFlight struct {
 	pk  sender.Packet
 	ts  uint32
 	ack *sender.AckIn
+	nak *sender.NakIn
 }
 
 // senderTraffic is the world around the engine: it proposes the next command.
@@ -91,6 +102,7 @@ type senderTraffic struct {
 	inNIC   []sender.Packet
 	wire    []inFlight // data packets and ACKs, unordered; delivered when due
 	wakes   []uint64
+	retries []uint64 // RNR retries due
 	nextID  uint64
 	bell    int // a doorbell to ring next (the host rings after every post), or -1
 	conns   int
@@ -126,6 +138,10 @@ func (t *senderTraffic) next() sndCmd {
 			return sndCmd{op: 4, now: t.now, t: w}
 		}
 	}
+	if len(t.retries) > 0 && t.retries[0] <= t.now {
+		t.retries = t.retries[1:]
+		return sndCmd{op: 5, now: t.now}
+	}
 	for i := 0; i < len(t.wire); i++ {
 		f := t.wire[i]
 		if f.at > t.now {
@@ -134,6 +150,9 @@ func (t *senderTraffic) next() sndCmd {
 		t.wire = append(t.wire[:i], t.wire[i+1:]...)
 		if f.ack != nil {
 			return sndCmd{op: -1, now: t.now, ack: *f.ack}
+		}
+		if f.nak != nil {
+			return sndCmd{op: -2, now: t.now, nak: *f.nak}
 		}
 		t.deliver(f)
 		i--
@@ -198,6 +217,14 @@ func (t *senderTraffic) left(ref sender.Ref) {
 
 // deliver runs a data packet through the receiver; an ACK goes back when due.
 func (t *senderTraffic) deliver(f inFlight) {
+	if t.rng.Float64() < t.k.Nak {
+		n := &sender.NakIn{Conn: f.pk.Conn, Path: f.pk.Path, PSN: f.pk.PSN, Code: wire.NakBoundsViolation}
+		if t.rng.Float64() < t.k.RNR {
+			n.Code, n.RNRDelay = wire.NakReceiverNotReady, uint16(1+t.rng.IntN(t.k.RNRMax))
+		}
+		t.wire = append(t.wire, inFlight{at: t.now + 1_500, nak: n})
+		return
+	}
 	idx, _ := t.p.Sack.Index(uint32(f.pk.Conn), uint32(f.pk.Path))
 	ackReq := f.pk.Flags&wire.FlagAckReq != 0
 	res := t.rx.PacketInit(idx, f.pk.PSN, ackReq, f.pk.Flags&wire.FlagPathInit != 0)

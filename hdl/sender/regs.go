@@ -30,7 +30,8 @@ func (u *Unit) States() []string {
 		"S_LEFT", "S_LEFT2", "S_WOKE", "S_N0", "S_N1", "S_N2", "S_N3", "S_PR0", "S_PR1", "S_PR2", "S_PR3",
 		"S_PR4", "S_WAKE", "S_PR_SD", "S_PR5", "S_SN0", "S_NN0", "S_NNC", "S_NN1", "S_SN_REC", "S_SN_REC2",
 		"S_SN_SENT", "S_SN_MSG", "S_DESC", "S_DIV", "S_PACE", "S_A0", "S_A1", "S_A2", "S_AW0", "S_AW1",
-		"S_AS0", "S_AS1", "S_LB0", "S_LB1", "S_AU0", "S_AU1", "S_AFIN", "S_K0", "S_K1", "S_K2", "S_K3", "S_K4"}
+		"S_AS0", "S_AS1", "S_LB0", "S_LB1", "S_AU0", "S_AU1", "S_AFIN", "S_K0", "S_K1", "S_K2", "S_K3", "S_K4",
+		"S_NK1", "S_RETRY", "S_RETRY2"}
 }
 
 // Regs are the engine's scalar registers.
@@ -44,7 +45,7 @@ func (u *Unit) Regs() []Reg {
 		data("c_op", 4), data("c_conn", cw), data("c_stream", sw), data("c_path", aw), data("c_gen", 16),
 		data("c_wrop", wire.OpcodeBits), data("c_len", 32), data("c_local", 64), data("c_va", 64),
 		data("c_rkey", 32), data("c_id", 64), data("c_time", 64), data("tries", cw+1),
-		data("k_ok", 1), data("k_ack", 1), data("k_cum", pw), data("k_sack", u.W), data("k_ecn", 16),
+		data("k_ok", 1), data("k_ack", 1), data("k_nak", 1), data("k_code", 8), data("k_rnr", 16), data("k_cum", pw), data("k_sack", u.W), data("k_ecn", 16),
 		data("k_ts", 32), data("k_hint", 16),
 		data("l_base", pw), data("l_lost", u.W), data("l_nxt", pw),
 		data("w_p", pw), data("w_i", u.IW+1), data("cum_adv", 32), data("sk_cnt", 32),
@@ -55,7 +56,7 @@ func (u *Unit) Regs() []Reg {
 		data("sd_path", aw), data("sd_psn", pw), data("nn_k", sw+1), data("wk_t", 64),
 		zero("wake_at", 64), zero("wk_valid", 1), data("wk_at", 64),
 		zero("dn_valid", 1), data("dn_conn", cw), data("dn_stream", sw), data("dn_msn", 32), data("dn_id", 64),
-		zero("rsp_valid", 1), data("rsp_op", 4), data("rsp_status", 2),
+		zero("rsp_valid", 1), data("rsp_op", 4), data("rsp_status", 2), data("rsp_time", 64),
 		data("d_conn", cw), data("d_opcode", 8), data("d_flags", 8), data("d_path", aw), data("d_stream", 8),
 		data("d_psn", pw), data("d_msn", 32), data("d_msg_len", 32), data("d_rkey", 32), data("d_va", 64),
 		data("d_offset", 32), data("d_addr", 64), data("d_len", deparser.PayloadLenBits), data("d_udp_src", 16),
@@ -63,6 +64,7 @@ func (u *Unit) Regs() []Reg {
 		data("d_announce", 1), data("d_id", 64), data("d_index", u.IXW),
 		data("dv_num", 32), data("dv_den", 24), data("dv_rem", 32), data("dv_q", 32), data("dv_cnt", 6),
 		zero("retx_head", u.RetxW), zero("retx_tail", u.RetxW), zero("retx_count", u.RetxW+1),
+		zero("retry_head", u.RetryW), zero("retry_tail", u.RetryW), zero("retry_count", u.RetryW+1),
 	}
 	for _, c := range u.Counters {
 		rs = append(rs, zero("ct_"+c.Name, 32))
@@ -119,3 +121,7 @@ func (u *Unit) CmdDoorbell() int { return CmdDoorbell }
 func (u *Unit) CmdNext() int     { return CmdNext }
 func (u *Unit) CmdLeft() int     { return CmdLeft }
 func (u *Unit) CmdWoke() int     { return CmdWoke }
+func (u *Unit) CmdRetry() int    { return CmdRetry }
+
+// NakRNR is the receiver-not-ready NAK code, for templates.
+func (u *Unit) NakRNR() int { return int(wire.NakReceiverNotReady) }

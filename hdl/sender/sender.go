@@ -48,6 +48,7 @@ const (
 	CmdNext     = 2 // Next
 	CmdLeft     = 3 // Left
 	CmdWoke     = 4 // Woke(s_cmd_time)
+	CmdRetry    = 5 // Retry
 )
 
 // Response status (m_rsp_status).
@@ -90,6 +91,7 @@ type Unit struct {
 	R, RW                int // records per path (power of two) and slot width
 	MP, IXW, NW          int // max packets per message, packet-index and count widths
 	RetxD, RetxW         int // retransmit FIFO depth and pointer width
+	RetryD, RetryW       int // RNR retry FIFO depth and pointer width
 	MovedD, MovedW       int // moved FIFO depth per connection and pointer width
 	CD, PD, SD           int // padded conn, path-table and stream-table depths
 	RecD, RingD, MovedMD int // RAM depths
@@ -190,6 +192,8 @@ func New(c config.Config) (*Unit, error) {
 	u.IXW = clog2(u.MP)
 	u.NW = clog2(u.MP + 1)
 	u.RetxW = clog2(u.RetxD)
+	u.RetryD = p.RetryDepth
+	u.RetryW = clog2(u.RetryD)
 	u.MovedW = clog2(u.MovedD)
 	u.CD, u.PD, u.SD = 1<<u.CW, 1<<(u.CW+u.AW), 1<<(u.CW+u.SW)
 	u.RecD = 1 << (u.CW + u.AW + u.RW)
@@ -231,6 +235,8 @@ func New(c config.Config) (*Unit, error) {
 		{"ecn_echoes", "ECN echoes summed"}, {"sack_losses", "losses found by SACK"}, {"time_losses", "losses found by send time"},
 		{"queue_full", "PostWork refusals"}, {"retx_overflows", "retransmit FIFO overflows"},
 		{"stale_dropped", "copies of reposted messages dropped"},
+		{"naks", "NAKs taken"}, {"messages_failed", "messages failed by a NAK"},
+		{"moved_overflows", "moved FIFO overflows"}, {"retry_overflows", "RNR retry FIFO overflows"},
 	}
 	return u, nil
 }
@@ -239,7 +245,8 @@ func New(c config.Config) (*Unit, error) {
 func CounterValues(c goldensender.Counters) []uint64 {
 	return []uint64{c.DataSent, c.MovedSent, c.Retransmissions, c.Blocked[goldenwindow.ReasonConnWindow],
 		c.Blocked[goldenwindow.ReasonRateCap], c.Blocked[goldenwindow.ReasonNoPath], c.Announces, c.Acks,
-		c.AcksOnFailedPath, c.ECNEchoes, c.SackLosses, c.TimeLosses, c.QueueFull, c.RetxOverflows, c.StaleDropped}
+		c.AcksOnFailedPath, c.ECNEchoes, c.SackLosses, c.TimeLosses, c.QueueFull, c.RetxOverflows, c.StaleDropped,
+		c.Naks, c.MessagesFailed, c.MovedOverflows, c.RetryOverflows}
 }
 
 // DescFields are the descriptor's fields (nic_tx's s_txd fields and the engine's own), in port
@@ -278,7 +285,7 @@ func (u *Unit) Module() *hdl.Module {
 		in("now", 64, "time, ns (the NIC's timestamp counter); held while a command runs"),
 		in("s_cmd_valid", 1, "a command (golden/sender method) is offered"),
 		out("s_cmd_ready", 1, "taken when valid and ready: idle, no response waiting"),
-		in("s_cmd_op", 4, "0 PostWork, 1 Doorbell, 2 Next, 3 Left, 4 Woke"),
+		in("s_cmd_op", 4, "0 PostWork, 1 Doorbell, 2 Next, 3 Left, 4 Woke, 5 Retry"),
 		in("s_cmd_conn", u.CW, "connection (PostWork, Doorbell, Left)"),
 		in("s_cmd_stream", u.SW, "PostWork: stream"),
 		in("s_cmd_wr_op", wire.OpcodeBits, "PostWork: opcode, 0x01 WRITE or 0x02 SEND"),
@@ -308,7 +315,8 @@ func (u *Unit) Module() *hdl.Module {
 		out("m_rsp_valid", 1, "the answer to one command or ACK-port input"),
 		in("m_rsp_ready", 1, "taken"),
 		out("m_rsp_op", 4, "the command answered (s_cmd_op), or 15 for the ACK port"),
-		out("m_rsp_status", 2, "0 ok (Next: a packet), 1 none (Next) / queue full (PostWork), 2 error, 3 ignored"),
+		out("m_rsp_status", 2, "0 ok (Next: packet; NAK: retry queued), 1 none / queue full, 2 error, 3 ignored"),
+		out("m_rsp_time", 64, "NAK with status 0: when its RNR retry falls due, ns"),
 	)
 	ports = append(ports, u.DescFields()...)
 	ports = append(ports,
@@ -321,6 +329,8 @@ func (u *Unit) Module() *hdl.Module {
 		out("m_wake_valid", 1, "a pacing wake-up is asked for (golden TakeWakes), in order"),
 		in("m_wake_ready", 1, "taken"),
 		out("m_wake_at", 64, "when, ns: then Woke(at) and Next"),
+		out("m_timer_valid", 1, "a timer is pending (golden NextTimer)"),
+		out("m_timer_at", 64, "the earliest: the oldest RNR retry's due time or the pacing wake-up, ns"),
 		out("busy", 1, "the post-reset clear is running"),
 	)
 	for _, c := range u.Counters {
@@ -340,6 +350,7 @@ func (u *Unit) Module() *hdl.Module {
 			{Name: "rec_mem", Depth: u.RecD, Width: u.RecW, Doc: "packet records per {conn, path, psn mod R}"},
 			{Name: "ring_mem", Depth: u.RingD, Width: u.EntW, Doc: "work-request rings per {conn, stream, slot}"},
 			{Name: "retx_mem", Depth: u.RetxD, Width: u.CW + u.AW + u.RW + 16, Doc: "retransmit FIFO of Refs"},
+			{Name: "rt_mem", Depth: u.RetryD, Width: 64 + u.CW + u.SW + 32 + u.WSW + u.IXW, Doc: "RNR retry FIFO"},
 			{Name: "mv_mem", Depth: u.MovedMD, Width: u.SW + 32 + u.WSW + u.IXW, Doc: "moved FIFOs per connection"},
 		},
 	}
