@@ -115,7 +115,7 @@ type TxField struct {
 func (t *Tx) DescFields() []TxField {
 	return []TxField{
 		{"conn", t.CW, "local connection index (peer table)", true},
-		{"opcode", wire.OpcodeBits, "BTH opcode: 0x01 WRITE or 0x02 SEND", true},
+		{"opcode", wire.OpcodeBits, "BTH opcode: 0x01 WRITE, 0x02 SEND, 0x12 ANNOUNCE (no payload)", true},
 		{"flags", wire.FlagsBits, "BTH flags (FIRST, LAST, ACKREQ, RETX, INIT)", true},
 		{"path", t.AW, "path id", true},
 		{"stream", wire.StreamIDBits, "stream id", true},
@@ -260,7 +260,10 @@ func (t *Tx) DepHdr() ([]Conn, error) {
 	expr := map[string]string{
 		"dst_mac": "peer_rd_mac", "src_mac": "local_mac", "vlan": "1'b0", "vlan_pcp": "3'd0", "vlan_dei": "1'b0",
 		"vlan_vid": "12'd0", "ipv6": "peer_rd_ipv6", "ip_src": "local_ip", "ip_dst": "peer_rd_ip",
-		"dscp": fmt.Sprintf("6'd%d", DataDSCP), "ecn": "data_ecn", "ttl": fmt.Sprintf("8'd%d", CtlTTL),
+		// An ANNOUNCE (the send side's control packet ahead of a connection's first data packet)
+		// travels in the control class, not ECN-capable, like the receive side's ACKs.
+		"dscp": fmt.Sprintf("(q_opcode == 8'h%02x) ? 6'd%d : 6'd%d", uint8(wire.OpAnnounce), CtlDSCP, DataDSCP),
+		"ecn":  fmt.Sprintf("(q_opcode == 8'h%02x) ? 2'd0 : data_ecn", uint8(wire.OpAnnounce)), "ttl": fmt.Sprintf("8'd%d", CtlTTL),
 		"flow_label": "20'd0", "ip_id": "16'd0", "ip_df": "1'b1", "udp_src_port": "q_udp_src",
 		"udp_checksum": "16'd0", "opcode": "q_opcode", "flags": "q_flags", "conn_id": "peer_rd_remote",
 		"path_id": pad("q_path", t.AW, wire.PathIDBits), "stream_id": "q_stream",

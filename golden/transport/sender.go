@@ -108,6 +108,9 @@ func (nic *NIC) emit(pk sender.Packet) {
 		Bytes: nic.frameBytes(w), ECN: ecn, Payload: &frame{w: w, msgID: pk.ID, idx: pk.Index, sent: true, ref: pk.Ref}}
 	k := nic.portOf(pk.Path)
 	nic.dataQ[k] = append(nic.dataQ[k], p)
+	if nic.tap != nil {
+		nic.tap.Data(nic.now(), k, pk)
+	}
 }
 
 // onAck hands an ACK for one of our paths to the sender.
