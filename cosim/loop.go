@@ -278,6 +278,10 @@ func runLoop(ctx context.Context, lib *verilator.Library, nic *pipeline.NIC, k l
 	if h.tn, err = transport.New(h.net, ledger, transport.ConfigFor(c)); err != nil {
 		return nil, nil, err
 	}
+	// Host 0's shadow decides its sends on the nanosecond clock the RTL counts (`now`).
+	if err := h.tn.SenderClock(dut, fabric.Nanosecond); err != nil {
+		return nil, nil, err
+	}
 	h.prm = h.tn.WireParams()
 	h.gold = h.tn.NIC(dut)
 	h.outQ = make([][]*fabric.Packet, h.net.Planes())

@@ -43,6 +43,7 @@ type NIC struct {
 	planes  int
 	paths   int
 	snd     *sender.Sender // the send side (golden/sender)
+	tick    fabric.Time    // the sender's clock period: 1 ps, or 1 ns (SenderClock)
 	srx     *sack.Receiver
 	pl      *placement.Engine
 	mem     *placement.HostMemory
@@ -63,7 +64,7 @@ func newNIC(nw *Network, h int) (*NIC, error) {
 	nic := &NIC{nw: nw, host: h, planes: planes, paths: c.PathsPerConnection,
 		srx: sack.NewReceiver(nw.sprm), pl: placement.New(nw.plPrm), mem: placement.NewHostMemory(),
 		ctrlQ: make([][]*fabric.Packet, planes), dataQ: make([][]*fabric.Packet, planes),
-		cnt: map[string]uint64{}}
+		cnt: map[string]uint64{}, tick: fabric.Picosecond}
 	for k := 0; k < planes; k++ {
 		nic.linkMb += nw.net.HostPort(h, k).Gbps() * 1000
 	}
@@ -141,8 +142,14 @@ func (nic *NIC) now() fabric.Time    { return nic.nw.net.Sim().Now() }
 func (nic *NIC) nowNS64() uint64     { return uint64(nic.now().NS()) }
 func (nic *NIC) portOf(path int) int { return path % nic.planes }
 
-// ticks is now on the sender's clock: golden/fabric's picoseconds (senderParams).
-func (nic *NIC) ticks() uint64 { return uint64(nic.now()) }
+// ticks is now on the sender's clock: golden/fabric's picoseconds, or nanoseconds (SenderClock).
+func (nic *NIC) ticks() uint64 { return nic.ticksAt(nic.now()) }
+
+// ticksAt is time t on the sender's clock (rounded down to a tick).
+func (nic *NIC) ticksAt(t fabric.Time) uint64 { return uint64(t / nic.tick) }
+
+// timeOf is the fabric time of sender tick t.
+func (nic *NIC) timeOf(t uint64) fabric.Time { return fabric.Time(t) * nic.tick }
 func (nic *NIC) index(c, path int) int {
 	i, _ := nic.nw.sprm.Index(uint32(c), uint32(path))
 	return i
@@ -189,7 +196,7 @@ func (nic *NIC) Pull(now fabric.Time, port int) *fabric.Packet {
 			fr.w.Send.Timestamp = ts
 		}
 		if fr.sent {
-			nic.snd.Left(uint64(now), fr.ref)
+			nic.snd.Left(nic.ticksAt(now), fr.ref)
 		}
 		nic.fill()
 	}

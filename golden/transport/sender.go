@@ -1,6 +1,8 @@
 package transport
 
 import (
+	"fmt"
+
 	"github.com/mrgen/mrgen/golden/fabric"
 	"github.com/mrgen/mrgen/golden/sack"
 	"github.com/mrgen/mrgen/golden/sender"
@@ -24,7 +26,7 @@ func (nic *NIC) senderParams() sender.Params {
 		ids[i] = uint16(ConnIndex(peerOf(nic.host, i), nic.host))
 	}
 	return sender.Params{Window: nw.winPrm, Sack: nw.sprm, Placement: nw.plPrm, WireConn: ids,
-		TicksPerNS: uint64(fabric.Nanosecond), ScanTicks: uint64(nw.cfg.TimerScan),
+		TicksPerNS: uint64(fabric.Nanosecond / nic.tick), ScanTicks: uint64(nw.cfg.TimerScan / nic.tick),
 		AckDelayNS: uint64(nw.cfg.AckDelay.NS()), FirstProbeNS: sender.DefaultFirstProbeNS, TailProbeMinNS: sender.DefaultTailProbeMinNS,
 		Announce: nw.cfg.Announce, WriteOverhead: nic.dataOverhead(wire.OpWrite), SendOverhead: nic.dataOverhead(wire.OpSend)}
 }
@@ -69,7 +71,7 @@ func (nic *NIC) fill() {
 		kick = true
 	}
 	for _, t := range nic.snd.TakeWakes() {
-		nic.nw.net.Sim().At(fabric.Time(t), func() {
+		nic.nw.net.Sim().At(nic.timeOf(t), func() {
 			nic.snd.Woke(t)
 			nic.fill()
 		})
@@ -139,7 +141,7 @@ func (nic *NIC) onNak(w *wire.Packet) {
 		return
 	}
 	if ok {
-		nic.nw.net.Sim().At(fabric.Time(due), func() {
+		nic.nw.net.Sim().At(nic.timeOf(due), func() {
 			nic.snd.Retry(nic.ticks())
 			nic.fill()
 		})
@@ -149,7 +151,7 @@ func (nic *NIC) onNak(w *wire.Packet) {
 // startTimer arms the sender's periodic scan if it is not running.
 func (nic *NIC) startTimer() {
 	if at, ok := nic.snd.Arm(nic.ticks()); ok {
-		nic.nw.net.Sim().At(fabric.Time(at), nic.scan)
+		nic.nw.net.Sim().At(nic.timeOf(at), nic.scan)
 	}
 }
 
@@ -158,6 +160,36 @@ func (nic *NIC) scan() {
 	nic.snd.Scan(nic.ticks())
 	nic.fill()
 	if at, ok := nic.snd.Rearm(); ok {
-		nic.nw.net.Sim().At(fabric.Time(at), nic.scan)
+		nic.nw.net.Sim().At(nic.timeOf(at), nic.scan)
 	}
+}
+
+// SenderClock runs host h's sender on a clock of period tick (fabric.Picosecond, the default, or
+// fabric.Nanosecond: the NIC's timestamp counter, as the send engine's RTL counts time), so that
+// a tapped NIC's shadow takes its send decisions at the resolution the RTL does. It must be set
+// before the NIC is given work: it rebuilds the sender.
+func (n *Network) SenderClock(h int, tick fabric.Time) error {
+	nic := n.nics[h]
+	if tick != fabric.Picosecond && tick != fabric.Nanosecond {
+		return fmt.Errorf("transport: sender clock of %d ps: want 1 ps or 1 ns", tick)
+	}
+	if n.cfg.TimerScan%tick != 0 {
+		return fmt.Errorf("transport: timer scan %d ps is not a whole number of %d ps ticks", n.cfg.TimerScan, tick)
+	}
+	for _, cn := range nic.conns {
+		for _, k := range cn.posted {
+			if k != 0 {
+				return fmt.Errorf("transport: host %d's sender already has work: its clock cannot change", h)
+			}
+		}
+	}
+	old := nic.tick
+	nic.tick = tick
+	snd, err := sender.New(nic.senderParams())
+	if err != nil {
+		nic.tick = old
+		return fmt.Errorf("transport: host %d: %w", h, err)
+	}
+	nic.snd = snd
+	return nil
 }

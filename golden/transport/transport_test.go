@@ -127,3 +127,21 @@ func TestDeterministic(t *testing.T) {
 	require.Equal(t, t1, t2)
 	require.Equal(t, c1, c2)
 }
+
+// A NIC whose sender counts nanoseconds (the RTL's clock) still repairs loss and delivers
+// everything; the clock can be set only before the NIC has work, and only to 1 ps or 1 ns.
+func TestSenderClockNanoseconds(t *testing.T) {
+	w := newWorld(t, smallTopo(), DefaultConfig())
+	require.NoError(t, w.tn.SenderClock(0, fabric.Nanosecond))
+	require.ErrorContains(t, w.tn.SenderClock(1, 10*fabric.Picosecond), "want 1 ps or 1 ns")
+	w.net.SetLinkLoss(0.02)
+	w.post(0, 5, 30, 64<<10)
+	w.post(5, 0, 10, 10_000)
+	require.ErrorContains(t, w.tn.SenderClock(0, fabric.Picosecond), "already has work")
+	w.sim.Run(100 * fabric.Millisecond)
+	requireAllDelivered(t, w)
+	require.Positive(t, w.tn.NIC(0).Counters()["sack_losses"]+w.tn.NIC(0).Counters()["time_losses"])
+	p := w.tn.NIC(0).snd.Params()
+	require.Equal(t, uint64(1), p.TicksPerNS)
+	require.Equal(t, uint64(DefaultConfig().TimerScan/fabric.Nanosecond), p.ScanTicks)
+}
