@@ -63,16 +63,17 @@ func (nic *NIC) roomy() bool {
 func (nic *NIC) fill() {
 	kick := false
 	for nic.roomy() {
-		pk, ok := nic.snd.Next(nic.ticks())
-		if !ok {
+		c, _ := nic.send(SenderCall{Op: SendNext}) // Next has no error
+		if !c.OK {
 			break
 		}
-		nic.emit(pk)
+		nic.emit(c.Packet)
 		kick = true
 	}
-	for _, t := range nic.snd.TakeWakes() {
+	wakes, _ := nic.send(SenderCall{Op: SendTakeWakes})
+	for _, t := range wakes.Wakes {
 		nic.nw.net.Sim().At(nic.timeOf(t), func() {
-			nic.snd.Woke(t)
+			nic.send(SenderCall{Op: SendWoke, Time: t})
 			nic.fill()
 		})
 	}
@@ -123,26 +124,26 @@ func (nic *NIC) onAck(w *wire.Packet) {
 			bm.Set(i)
 		}
 	}
-	done, err := nic.snd.Ack(nic.ticks(), sender.AckIn{Conn: int(w.BTH.ConnID), Path: int(w.BTH.PathID), Cum: w.BTH.PSN, Bitmap: bm,
-		ECN: w.Ack.ECNEcho, TSEcho: w.Ack.TimestampEcho, Hint: w.Ack.RateHint})
+	c, err := nic.send(SenderCall{Op: SendAck, Ack: sender.AckIn{Conn: int(w.BTH.ConnID), Path: int(w.BTH.PathID), Cum: w.BTH.PSN,
+		Bitmap: bm, ECN: w.Ack.ECNEcho, TSEcho: w.Ack.TimestampEcho, Hint: w.Ack.RateHint}})
 	if err != nil {
 		nic.cnt["sender_errors"]++
 		return
 	}
-	nic.completed(done)
+	nic.completed(c.Done)
 }
 
 // onNak hands a receiver's refusal to the sender; an RNR retry becomes a fabric event.
 func (nic *NIC) onNak(w *wire.Packet) {
-	due, ok, err := nic.snd.Nak(nic.ticks(), sender.NakIn{Conn: int(w.BTH.ConnID), Path: int(w.BTH.PathID), PSN: w.BTH.PSN,
-		Code: w.Nak.Code, RNRDelay: w.Nak.RNRDelay})
+	c, err := nic.send(SenderCall{Op: SendNak, Nak: sender.NakIn{Conn: int(w.BTH.ConnID), Path: int(w.BTH.PathID), PSN: w.BTH.PSN,
+		Code: w.Nak.Code, RNRDelay: w.Nak.RNRDelay}})
 	if err != nil {
 		nic.cnt["sender_errors"]++
 		return
 	}
-	if ok {
-		nic.nw.net.Sim().At(nic.timeOf(due), func() {
-			nic.snd.Retry(nic.ticks())
+	if c.OK {
+		nic.nw.net.Sim().At(nic.timeOf(c.At), func() {
+			nic.send(SenderCall{Op: SendRetry})
 			nic.fill()
 		})
 	}
@@ -150,17 +151,17 @@ func (nic *NIC) onNak(w *wire.Packet) {
 
 // startTimer arms the sender's periodic scan if it is not running.
 func (nic *NIC) startTimer() {
-	if at, ok := nic.snd.Arm(nic.ticks()); ok {
-		nic.nw.net.Sim().At(nic.timeOf(at), nic.scan)
+	if c, _ := nic.send(SenderCall{Op: SendArm}); c.OK {
+		nic.nw.net.Sim().At(nic.timeOf(c.At), nic.scan)
 	}
 }
 
 // scan runs the sender's timer scan, takes the packets it made ready, and schedules the next.
 func (nic *NIC) scan() {
-	nic.snd.Scan(nic.ticks())
+	nic.send(SenderCall{Op: SendScan})
 	nic.fill()
-	if at, ok := nic.snd.Rearm(); ok {
-		nic.nw.net.Sim().At(nic.timeOf(at), nic.scan)
+	if c, _ := nic.send(SenderCall{Op: SendRearm}); c.OK {
+		nic.nw.net.Sim().At(nic.timeOf(c.At), nic.scan)
 	}
 }
 

@@ -1,8 +1,6 @@
 package transport
 
 import (
-	"errors"
-
 	"github.com/mrgen/mrgen/golden/sender"
 	"github.com/mrgen/mrgen/golden/traffic"
 	"github.com/mrgen/mrgen/golden/wire"
@@ -42,11 +40,11 @@ func (nic *NIC) workRequest(cn *conn, s int, m *traffic.Message) sender.WorkRequ
 func (nic *NIC) post(cn *conn, wr sender.WorkRequest) error {
 	s := wr.Stream
 	if len(cn.backlog[s]) == 0 {
-		err := nic.snd.PostWork(nic.ticks(), wr)
-		if err != nil && !errors.Is(err, sender.ErrQueueFull) {
+		c, err := nic.send(SenderCall{Op: SendPost, Work: wr})
+		if err != nil {
 			return err
 		}
-		if err == nil {
+		if !c.Full {
 			nic.accepted(wr)
 			cn.posted[s]++
 			return nil
@@ -66,7 +64,7 @@ func (nic *NIC) completed(done []sender.Done) {
 	for _, d := range done {
 		cn := nic.conns[d.Conn]
 		for len(cn.backlog[d.Stream]) > 0 {
-			if err := nic.snd.PostWork(nic.ticks(), cn.backlog[d.Stream][0]); err != nil {
+			if c, err := nic.send(SenderCall{Op: SendPost, Work: cn.backlog[d.Stream][0]}); err != nil || c.Full {
 				break // the ring is full again
 			}
 			nic.accepted(cn.backlog[d.Stream][0])
