@@ -306,50 +306,36 @@ func runLoop(ctx context.Context, lib *verilator.Library, nic *pipeline.NIC, k l
 	posted := make([][]*traffic.Message, hosts)
 	fromDut := make([][]*traffic.Message, hosts) // host 0's messages, per destination
 	op := 0
+	// keep tops up msgs (from src to dst, still being sent) to n messages.
+	keep := func(now fabric.Time, msgs *[]*traffic.Message, src, dst, n int) {
+		live := (*msgs)[:0]
+		for _, msg := range *msgs {
+			if msg.Sent == 0 {
+				live = append(live, msg)
+			}
+		}
+		*msgs = live
+		for len(*msgs) < n {
+			o := wire.OpWrite
+			if op%2 == 1 {
+				o = wire.OpSend
+			}
+			op++
+			size := k.MinMsg + uint32(h.rng.IntN(int(k.MaxMsg-k.MinMsg+1)))
+			msg := ledger.Post(now, src, dst, h.rng.IntN(c.StreamsPerConnection), o, min(size, h.tn.MaxMessage()))
+			*msgs = append(*msgs, msg)
+			h.tn.Hosts()[src].Submit(now, msg)
+		}
+	}
 	var post func()
 	post = func() {
 		if h.mm != nil || h.res.Packets >= opt.Packets {
 			return
 		}
 		now := h.sim.Now()
-		for src := 1; src <= peers; src++ {
-			live := posted[src][:0]
-			for _, msg := range posted[src] {
-				if msg.Sent == 0 {
-					live = append(live, msg)
-				}
-			}
-			posted[src] = live
-			for len(posted[src]) < k.Outstanding {
-				o := wire.OpWrite
-				if op%2 == 1 {
-					o = wire.OpSend
-				}
-				op++
-				n := k.MinMsg + uint32(h.rng.IntN(int(k.MaxMsg-k.MinMsg+1)))
-				msg := ledger.Post(now, src, dut, h.rng.IntN(c.StreamsPerConnection), o, min(n, h.tn.MaxMessage()))
-				posted[src] = append(posted[src], msg)
-				h.tn.Hosts()[src].Submit(now, msg)
-			}
-			// Host 0 sends to the peer too.
-			live = fromDut[src][:0]
-			for _, msg := range fromDut[src] {
-				if msg.Sent == 0 {
-					live = append(live, msg)
-				}
-			}
-			fromDut[src] = live
-			for len(fromDut[src]) < k.DutOutstanding {
-				o := wire.OpWrite
-				if op%2 == 1 {
-					o = wire.OpSend
-				}
-				op++
-				n := k.MinMsg + uint32(h.rng.IntN(int(k.MaxMsg-k.MinMsg+1)))
-				msg := ledger.Post(now, dut, src, h.rng.IntN(c.StreamsPerConnection), o, min(n, h.tn.MaxMessage()))
-				fromDut[src] = append(fromDut[src], msg)
-				h.tn.Hosts()[dut].Submit(now, msg)
-			}
+		for peer := 1; peer <= peers; peer++ {
+			keep(now, &posted[peer], peer, dut, k.Outstanding)
+			keep(now, &fromDut[peer], dut, peer, k.DutOutstanding) // host 0 sends to the peer too
 		}
 		h.sim.After(2*fabric.Microsecond, post)
 	}

@@ -74,7 +74,7 @@ func (n *NIC) topName(prefix string, p hdl.Port) string {
 // Module is the NIC top's port list: the shared ports, nic_rx's, nic_tx's (status ports
 // prefixed tx_), and the merged egress.
 func (n *NIC) Module() *hdl.Module {
-	in, out := hdl.In, hdl.Out
+	out := hdl.Out
 	shared := n.sharedPorts()
 	ports := append(append(n.Reset.Ports(), LocalPorts()...), PeerPorts(n.Rx.CW)...)
 	add := func(prefix string, bp []hdl.Port) {
@@ -92,16 +92,9 @@ func (n *NIC) Module() *hdl.Module {
 	}
 	add("rx", n.Rx.Module().Ports)
 	add("tx", n.Tx.Module().Ports)
-	ports = append(ports,
-		out("m_axis_tdata", n.DW, "frame bytes to the MAC, byte 0 in lane 0: control and data frames"),
-		out("m_axis_tkeep", n.B, "kept lanes"),
-		out("m_axis_tvalid", 1, "beat valid"),
-		in("m_axis_tready", 1, "the MAC takes the beat"),
-		out("m_axis_tlast", 1, "last beat of the frame"),
-		out("m_axis_tdest", PortBits, "egress port (plane) of the frame"),
-		out("m_axis_tuser", 1, "on a data frame's last beat: its read returned another length than asked (ICRC inverted)"),
-		out("idle", 1, "nothing in nic_rx, nic_tx or the egress merge"),
-	)
+	ports = append(ports, frameOut(n.DW, "frame bytes to the MAC, byte 0 in lane 0: control and data frames",
+		"egress port (plane) of the frame", "on a data frame's last beat: its read returned another length than asked (ICRC inverted)")...)
+	ports = append(ports, out("idle", 1, "nothing in nic_rx, nic_tx or the egress merge"))
 	return &hdl.Module{
 		Name:   NICTop,
 		Source: "pipeline/nic.go",
@@ -146,29 +139,13 @@ func (n *NIC) EgressWires() []hdl.Port {
 // egressModule is nic_egress_merge: two frame streams (a: control, b: data) onto one, a first
 // at every frame boundary, the chosen stream held until its last beat.
 func (n *NIC) egressModule() *hdl.Module {
-	in, out := hdl.In, hdl.Out
+	out := hdl.Out
 	ports := n.Reset.Ports()
 	for _, s := range []struct{ p, doc string }{{"a", "control frames (priority)"}, {"b", "data frames"}} {
-		ports = append(ports,
-			in("s_"+s.p+"_tdata", n.DW, s.doc),
-			in("s_"+s.p+"_tkeep", n.B, "kept lanes"),
-			in("s_"+s.p+"_tvalid", 1, "beat valid"),
-			out("s_"+s.p+"_tready", 1, "the beat is taken when valid and ready"),
-			in("s_"+s.p+"_tlast", 1, "last beat of the frame"),
-			in("s_"+s.p+"_tdest", PortBits, "egress port"),
-			in("s_"+s.p+"_tuser", 1, "frame status on the last beat"),
-		)
+		ports = append(ports, frameIn(frameOut(n.DW, s.doc, "egress port", "frame status on the last beat"), "s_"+s.p+"_")...)
 	}
-	ports = append(ports,
-		out("m_axis_tdata", n.DW, "merged frames"),
-		out("m_axis_tkeep", n.B, "kept lanes"),
-		out("m_axis_tvalid", 1, "beat valid"),
-		in("m_axis_tready", 1, "taken when valid and ready"),
-		out("m_axis_tlast", 1, "last beat of the frame"),
-		out("m_axis_tdest", PortBits, "egress port"),
-		out("m_axis_tuser", 1, "frame status on the last beat"),
-		out("idle", 1, "no frame in progress"),
-	)
+	ports = append(ports, frameOut(n.DW, "merged frames", "egress port", "frame status on the last beat")...)
+	ports = append(ports, out("idle", 1, "no frame in progress"))
 	return &hdl.Module{
 		Name:   EgressTop,
 		Source: "pipeline/nic.go",
@@ -243,4 +220,35 @@ next:
 		s.out = append(s.out, src)
 	}
 	return nil
+}
+
+// frameOut is a frame output m_axis_* of a datapath of dw bits, with tdest (the egress port)
+// and a one-bit tuser: the documentation of tdata, tdest and tuser given.
+func frameOut(dw int, data, dest, user string) []hdl.Port {
+	in, out := hdl.In, hdl.Out
+	return []hdl.Port{
+		out("m_axis_tdata", dw, data),
+		out("m_axis_tkeep", dw/8, "kept lanes"),
+		out("m_axis_tvalid", 1, "beat valid"),
+		in("m_axis_tready", 1, "the beat is taken when valid and ready"),
+		out("m_axis_tlast", 1, "last beat of the frame"),
+		out("m_axis_tdest", PortBits, dest),
+		out("m_axis_tuser", 1, user),
+	}
+}
+
+// frameIn is the frame input matching the output ports out: the same ports with prefix instead
+// of m_axis_, their directions flipped.
+func frameIn(out []hdl.Port, prefix string) []hdl.Port {
+	in := make([]hdl.Port, len(out))
+	for i, p := range out {
+		p.Name = prefix + strings.TrimPrefix(p.Name, "m_axis_")
+		if p.Dir == hdl.Input {
+			p.Dir = hdl.Output
+		} else {
+			p.Dir = hdl.Input
+		}
+		in[i] = p
+	}
+	return in
 }

@@ -186,14 +186,11 @@ func (t *Tx) Module() *hdl.Module {
 		out("s_rd_tready", 1, "the beat is taken when valid and ready"),
 		in("s_rd_tlast", 1, "last beat of one request's data"),
 		in("s_rd_tag", t.TagW, "the request's tag, on every beat (reads return in request order)"),
-		// Frames to the MAC.
-		out("m_axis_tdata", t.DW, "frame bytes, byte 0 in lane 0"),
-		out("m_axis_tkeep", t.B, "kept lanes"),
-		out("m_axis_tvalid", 1, "beat valid"),
-		in("m_axis_tready", 1, "the MAC takes the beat"),
-		out("m_axis_tlast", 1, "last beat of the frame"),
-		out("m_axis_tdest", PortBits, "egress port of the frame: the descriptor's"),
-		out("m_axis_tuser", 1, "on a last beat: the read returned another length than asked; ICRC inverted"),
+	)
+	// Frames to the MAC.
+	ports = append(ports, frameOut(t.DW, "frame bytes, byte 0 in lane 0", "egress port of the frame: the descriptor's",
+		"on a last beat: the read returned another length than asked; ICRC inverted")...)
+	ports = append(ports,
 		out("idle", 1, "no descriptor, read or frame in nic_tx"),
 		out("cnt_frames", 32, "frames started (wraps)"),
 		out("cnt_reads", 32, "DMA reads requested (wraps)"),
