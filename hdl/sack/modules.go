@@ -137,6 +137,8 @@ func (u *Unit) TxModule() *hdl.Module {
 		out("m_loss_status", 2, "0 accepted, 1 duplicate, 2 stale, 3 invalid"),
 		out("m_loss_base", u.PW, "the ACK's cumulative PSN"),
 		out("m_loss_bitmap", u.W, "PSNs newly known lost, bit i = base+i; retransmit on this path"),
+		out("m_loss_una", u.PW, "the path's oldest unacknowledged PSN before the ACK (the send engine walks from it)"),
+		out("m_loss_nxt", u.PW, "the path's next PSN to send"),
 		out("tx_busy", 1, "the post-reset table clear is running"),
 		out("cnt_ack_accepted", 32, "ACKs accepted (wraps)"),
 		out("cnt_ack_duplicate", 32, "duplicate ACKs ignored"),

@@ -98,8 +98,18 @@ func (u *Unit) UnitModule() *hdl.Module {
 		out("m_tmr_entropy", EntropyW, "the path's entropy after the event (re-drawn on failure)"),
 		out("busy", 1, "the post-reset table initialisation is running"),
 	)
+	doc := ""
+	if u.Explicit {
+		ports = append(ports,
+			in("s_exp_valid", 1, "check one entry's timer now (golden Expire); answered on m_tmr, event 0 included"),
+			out("s_exp_ready", 1, "accepted when valid and ready (lowest priority: low while an ACK or send is offered)"),
+			in("s_exp_conn", u.CW, "connection id"),
+			in("s_exp_path", u.AW, "path id within the connection"),
+		)
+		doc = " Explicit expiry: no free-running scan; an entry's timer is checked only when s_exp asks."
+	}
 	return &hdl.Module{
-		Name:   "window_unit",
+		Name:   u.Name(),
 		Source: Source,
 		Doc: fmt.Sprintf("Sender window unit of MetaRoCE for %d connections x %d paths: per path the "+
 			"window (ECN AIMD, at most one decrease per SRTT), the RFC 6298 RTT estimator, the "+
@@ -108,7 +118,7 @@ func (u *Unit) UnitModule() *hdl.Module {
 			"base RTT and the rate-hint cap. ACK updates, send decisions (spraying over the paths) and "+
 			"timer-scan checks share one read-modify-write pipeline; one operation enters per clock. The rules "+
 			"are golden/window's, bit for bit (fixed point, 8 fraction bits).",
-			u.Cfg.Connections, u.Cfg.PathsPerConnection),
+			u.Cfg.Connections, u.Cfg.PathsPerConnection) + doc,
 		Clock: "clk", Reset: u.Reset.Port,
 		Ports: ports,
 		Tables: []hdl.Table{

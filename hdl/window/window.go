@@ -89,6 +89,33 @@ type Unit struct {
 
 	// Fixed-point constants (golden Params), ready for the template.
 	SeedFold uint16
+
+	// Explicit: no free-running timer scan; each entry is checked (golden Expire) only when the
+	// s_exp port asks, and every such check answers on m_tmr, EventNone included. The send
+	// engine (hdl/sender) uses it so that its scan calls Expire exactly where golden/sender
+	// does. The module is then named ExplicitTop.
+	Explicit bool
+}
+
+// ExplicitTop is the name of the unit built with Explicit set.
+const ExplicitTop = "tx_window_unit"
+
+// NewExplicit is New with Explicit set: the variant hdl/sender instantiates.
+func NewExplicit(c config.Config) (*Unit, error) {
+	u, err := New(c)
+	if err != nil {
+		return nil, err
+	}
+	u.Explicit = true
+	return u, nil
+}
+
+// Name is the unit's module name: Top, or ExplicitTop when Explicit.
+func (u *Unit) Name() string {
+	if u.Explicit {
+		return ExplicitTop
+	}
+	return Top
 }
 
 // Widths of the entry fields (golden/window's package doc).
@@ -176,7 +203,7 @@ func (u *Unit) Design(st gen.Stamp, mutate func([]gen.Source) error) (*gen.Desig
 	if err != nil {
 		return nil, err
 	}
-	return gen.BuildMutated(Top, srcs, st, mutate)
+	return gen.BuildMutated(u.Name(), srcs, st, mutate)
 }
 
 // Sources returns every module of the unit, leaves first, ready for gen.Build.

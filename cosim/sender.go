@@ -1,0 +1,397 @@
+// The send-engine driver: tx_engine against golden/sender, one command at a time.
+
+package cosim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mrgen/mrgen/golden/sender"
+	"github.com/mrgen/mrgen/golden/wire"
+	hdlsender "github.com/mrgen/mrgen/hdl/sender"
+	"github.com/mrgen/mrgen/verilator"
+)
+
+// SenderScenarios lists the scenario names, sorted.
+func SenderScenarios() []string {
+	out := make([]string, 0, len(senderScenarios))
+	for n := range senderScenarios {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// sndPkt is a data-packet descriptor as the comparison sees it.
+type sndPkt struct {
+	Kind               sender.Kind
+	Announce           bool
+	Conn, Path, Stream int
+	Op                 uint8
+	Flags              uint8
+	PSN, MSN, MsgLen   uint32
+	Offset, RKey       uint32
+	VA, Addr           uint64
+	Len                uint32
+	UDPSrc             uint16
+	Port               int
+	Slot               int
+	Gen                uint16
+	ID                 uint64
+	Index              uint32
+}
+
+// sndRsp is one command's whole answer: status, descriptor, completions and wake-ups.
+type sndRsp struct {
+	Status int
+	Time   uint64 // a NAK's RNR retry due time
+	Pkt    *sndPkt
+	Done   []sender.Done
+	Wakes  []uint64
+	// The earliest pending timer after the command (golden NextTimer).
+	TimerValid bool
+	TimerAt    uint64
+}
+
+func sndPktOf(pk sender.Packet, planes int) *sndPkt {
+	return &sndPkt{Kind: pk.Kind, Announce: pk.Announce, Conn: pk.Conn, Path: pk.Path, Stream: pk.Stream, Op: uint8(pk.Op),
+		Flags: uint8(pk.Flags), PSN: pk.PSN, MSN: pk.MSN, MsgLen: pk.MsgLen, Offset: pk.Offset, RKey: pk.RKey, VA: pk.VA,
+		Addr: pk.Local, Len: pk.Len, UDPSrc: pk.Entropy, Port: pk.Path % planes, Slot: pk.Ref.Slot, Gen: pk.Ref.Gen,
+		ID: pk.ID, Index: pk.Index}
+}
+
+type sndPorts struct {
+	rst, now                                                       verilator.Field
+	cValid, cReady, cOp, cConn, cStream, cWrOp, cLen, cLocal, cVA  verilator.Field
+	cRKey, cID, cPath, cSlot, cGen, cTime                          verilator.Field
+	aValid, aReady, aOpcode, aConn, aPath, aPSN, aTS, aECN, aHint  verilator.Field
+	aSack                                                          verilator.Field
+	rValid, rReady, rOp, rStatus                                   verilator.Field
+	dConn, dOpcode, dFlags, dPath, dStream, dPSN, dMSN, dMsgLen    verilator.Field
+	dRKey, dVA, dOffset, dAddr, dLen, dUDP, dPort, dSlot, dGen     verilator.Field
+	dKind, dAnn, dID, dIndex                                       verilator.Field
+	nValid, nReady, nConn, nStream, nMSN, nID, wValid, wReady, wAt verilator.Field
+	aCode, aRNR, rTime, tValid, tAt                                verilator.Field
+	busy                                                           verilator.Field
+	cnt                                                            []verilator.Field
+}
+
+func bindSenderPorts(lay *verilator.Layout, u *hdlsender.Unit) (*sndPorts, error) {
+	var p sndPorts
+	b := portBinder{lay: lay}
+	in, out := b.in, b.out
+	p.rst, p.now = in(u.Reset.Port), in("now")
+	p.cValid, p.cReady, p.cOp, p.cConn, p.cStream = in("s_cmd_valid"), out("s_cmd_ready"), in("s_cmd_op"), in("s_cmd_conn"), in("s_cmd_stream")
+	p.cWrOp, p.cLen, p.cLocal, p.cVA, p.cRKey = in("s_cmd_wr_op"), in("s_cmd_len"), in("s_cmd_local"), in("s_cmd_va"), in("s_cmd_rkey")
+	p.cID, p.cPath, p.cSlot, p.cGen, p.cTime = in("s_cmd_id"), in("s_cmd_path"), in("s_cmd_slot"), in("s_cmd_gen"), in("s_cmd_time")
+	p.aValid, p.aReady, p.aOpcode, p.aConn, p.aPath = in("s_ackin_valid"), out("s_ackin_ready"), in("s_ackin_opcode"), in("s_ackin_conn"), in("s_ackin_path")
+	p.aPSN, p.aTS, p.aECN, p.aHint, p.aSack = in("s_ackin_psn"), in("s_ackin_ts_echo"), in("s_ackin_ecn_echo"), in("s_ackin_rate_hint"), in("s_ackin_sack")
+	p.rValid, p.rReady, p.rOp, p.rStatus = out("m_rsp_valid"), in("m_rsp_ready"), out("m_rsp_op"), out("m_rsp_status")
+	p.dConn, p.dOpcode, p.dFlags, p.dPath, p.dStream = out("m_rsp_conn"), out("m_rsp_opcode"), out("m_rsp_flags"), out("m_rsp_path"), out("m_rsp_stream")
+	p.dPSN, p.dMSN, p.dMsgLen, p.dRKey, p.dVA = out("m_rsp_psn"), out("m_rsp_msn"), out("m_rsp_msg_len"), out("m_rsp_rkey"), out("m_rsp_va")
+	p.dOffset, p.dAddr, p.dLen, p.dUDP, p.dPort = out("m_rsp_offset"), out("m_rsp_addr"), out("m_rsp_len"), out("m_rsp_udp_src"), out("m_rsp_port")
+	p.dSlot, p.dGen, p.dKind, p.dAnn, p.dID, p.dIndex = out("m_rsp_slot"), out("m_rsp_gen"), out("m_rsp_kind"), out("m_rsp_announce"), out("m_rsp_id"), out("m_rsp_index")
+	p.nValid, p.nReady, p.nConn, p.nStream, p.nMSN, p.nID = out("m_done_valid"), in("m_done_ready"), out("m_done_conn"), out("m_done_stream"), out("m_done_msn"), out("m_done_id")
+	p.wValid, p.wReady, p.wAt, p.busy = out("m_wake_valid"), in("m_wake_ready"), out("m_wake_at"), out("busy")
+	p.aCode, p.aRNR, p.rTime = in("s_ackin_nak_code"), in("s_ackin_rnr_delay"), out("m_rsp_time")
+	p.tValid, p.tAt = out("m_timer_valid"), out("m_timer_at")
+	for _, c := range u.Counters {
+		p.cnt = append(p.cnt, out("cnt_"+c.Name))
+	}
+	return &p, b.err
+}
+
+func (pt *sndPorts) pkt(o []uint32) *sndPkt {
+	return &sndPkt{Kind: sender.Kind(pt.dKind.Get(o)), Announce: pt.dAnn.Get(o) == 1, Conn: int(pt.dConn.Get(o)),
+		Path: int(pt.dPath.Get(o)), Stream: int(pt.dStream.Get(o)), Op: uint8(pt.dOpcode.Get(o)), Flags: uint8(pt.dFlags.Get(o)),
+		PSN: uint32(pt.dPSN.Get(o)), MSN: uint32(pt.dMSN.Get(o)), MsgLen: uint32(pt.dMsgLen.Get(o)), Offset: uint32(pt.dOffset.Get(o)),
+		RKey: uint32(pt.dRKey.Get(o)), VA: pt.dVA.Get(o), Addr: pt.dAddr.Get(o), Len: uint32(pt.dLen.Get(o)),
+		UDPSrc: uint16(pt.dUDP.Get(o)), Port: int(pt.dPort.Get(o)), Slot: int(pt.dSlot.Get(o)), Gen: uint16(pt.dGen.Get(o)),
+		ID: pt.dID.Get(o), Index: uint32(pt.dIndex.Get(o))}
+}
+
+// BuildSenderModel generates tx_engine for a configuration and builds (or reuses) its model.
+func BuildSenderModel(ctx context.Context, opt Options, trace bool) (*verilator.Library, *hdlsender.Unit, error) {
+	return buildUnit(ctx, opt, hdlsender.New, (*hdlsender.Unit).Module, trace)
+}
+
+// RunSender co-simulates tx_engine against golden/sender. Packets counts commands (posts,
+// doorbells, Next pulls, Lefts, wake-ups and ACKs); Counts holds golden's counters at the end,
+// the packets sent, the completions and the cycles per command by kind (docs/sender.md).
+func RunSender(ctx context.Context, opt Options) (*Result, error) {
+	k, ok := senderScenarios[opt.Scenario]
+	if !ok {
+		return nil, fmt.Errorf("unknown sender scenario %q; scenarios: %s", opt.Scenario, strings.Join(SenderScenarios(), ", "))
+	}
+	return runUnit(opt, func(trace bool) (*verilator.Library, *hdlsender.Unit, error) {
+		return BuildSenderModel(ctx, opt, trace)
+	}, func(lib *verilator.Library, u *hdlsender.Unit, traceAt int64) (*Result, *Mismatch, error) {
+		return runSender(ctx, lib, u, k, opt, traceAt)
+	})
+}
+
+// maxSenderCycles bounds one command: walks over a record table and a bitmap, the work list,
+// the streams of a connection, the divider.
+func maxSenderCycles(u *hdlsender.Unit) int {
+	return 1000 + 8*(u.R+u.W+u.MP+u.C*(u.S+8)) + 4*u.RetxD
+}
+
+var sndCmdNames = []string{"post", "doorbell", "next", "left", "woke", "retry"}
+
+func runSender(ctx context.Context, lib *verilator.Library, u *hdlsender.Unit, k senderKnobs, opt Options, traceAt int64) (*Result, *Mismatch, error) {
+	m, err := lib.New()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer m.Close()
+	lay := lib.Layout()
+	pt, err := bindSenderPorts(lay, u)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cosim: tx_engine ports: %w", err)
+	}
+	in := make([]uint32, lay.InWords())
+	outb := make([]uint32, lay.OutWords())
+	gold, err := sender.New(u.P)
+	if err != nil {
+		return nil, nil, err
+	}
+	tr := newSenderTraffic(k, u.P, opt.Seed)
+	res := &Result{Block: "sender", Scenario: opt.Scenario, Seed: opt.Seed, ConfigHash: opt.Config.Hash(),
+		Drops: map[string]int{}, Counts: map[string]int{},
+		DeclaredLatency: map[string]int{}, MinLatency: map[string]int{}, MaxLatency: map[string]int{}}
+	var cycle uint64
+	watch := cycleWatch{ctx: ctx, m: m, opt: opt, traceAt: traceAt}
+	var got sndRsp
+	step := func() error {
+		if over, err := watch.at(cycle, res.Packets); err != nil {
+			return err
+		} else if over {
+			return errTraceDone
+		}
+		if err := m.Step(in, outb); err != nil {
+			return err
+		}
+		cycle++
+		if pt.nValid.Get(outb) == 1 {
+			got.Done = append(got.Done, sender.Done{Conn: int(pt.nConn.Get(outb)), Stream: int(pt.nStream.Get(outb)),
+				MSN: uint32(pt.nMSN.Get(outb)), ID: pt.nID.Get(outb)})
+		}
+		if pt.wValid.Get(outb) == 1 {
+			got.Wakes = append(got.Wakes, pt.wAt.Get(outb))
+		}
+		return nil
+	}
+	pt.rReady.Set(in, 1)
+	pt.nReady.Set(in, 1)
+	pt.wReady.Set(in, 1)
+	pt.rst.Set(in, b2u(!u.Reset.AsyncLow))
+	for i := 0; i < 3; i++ {
+		if err := step(); err != nil {
+			return nil, nil, err
+		}
+	}
+	pt.rst.Set(in, b2u(u.Reset.AsyncLow))
+	for i := 0; ; i++ {
+		if err := step(); err != nil {
+			return nil, nil, err
+		}
+		if pt.busy.Get(outb) == 0 {
+			break
+		}
+		if i > 1<<22 {
+			return nil, nil, fmt.Errorf("cosim: tx_engine stayed busy after reset")
+		}
+	}
+	limit := maxSenderCycles(u)
+	cycles := map[string]int{}
+	counts := map[string]int{}
+	sent, done := 0, 0
+	for res.Packets < opt.Packets {
+		cmd := tr.next()
+		// Golden.
+		var want sndRsp
+		switch cmd.op {
+		case hdlsender.CmdPost:
+			if err := gold.PostWork(cmd.now, cmd.wr); errors.Is(err, sender.ErrQueueFull) {
+				want.Status = hdlsender.StatusNone
+			} else if err != nil {
+				want.Status = hdlsender.StatusError
+			}
+		case hdlsender.CmdDoorbell:
+			if err := gold.Doorbell(cmd.now, cmd.conn); err != nil {
+				want.Status = hdlsender.StatusError
+			}
+		case hdlsender.CmdNext:
+			if pk, ok := gold.Next(cmd.now); ok {
+				want.Pkt = sndPktOf(pk, u.Planes)
+				tr.sent(pk)
+				sent++
+			} else {
+				want.Status = hdlsender.StatusNone
+			}
+		case hdlsender.CmdLeft:
+			gold.Left(cmd.now, cmd.ref)
+			tr.left(cmd.ref)
+		case hdlsender.CmdWoke:
+			gold.Woke(cmd.t)
+		case hdlsender.CmdRetry:
+			gold.Retry(cmd.now)
+		case -2:
+			due, ok, err := gold.Nak(cmd.now, cmd.nak)
+			switch {
+			case err != nil:
+				want.Status = hdlsender.StatusError
+			case ok:
+				want.Time = due
+				tr.retries = append(tr.retries, due)
+			default:
+				want.Status = hdlsender.StatusNone
+			}
+		default:
+			d, err := gold.Ack(cmd.now, cmd.ack)
+			if err != nil {
+				want.Status = hdlsender.StatusError
+			}
+			want.Done = d
+		}
+		want.Wakes = gold.TakeWakes()
+		want.TimerAt, want.TimerValid = gold.NextTimer()
+		if !want.TimerValid {
+			want.TimerAt = 0
+		}
+		tr.wakes = append(tr.wakes, want.Wakes...)
+		done += len(want.Done)
+		// RTL.
+		got = sndRsp{}
+		pt.now.Set(in, cmd.now)
+		if cmd.op >= 0 {
+			pt.cValid.Set(in, 1)
+			pt.cOp.Set(in, uint64(cmd.op))
+			pt.cConn.Set(in, uint64(cmd.conn))
+			pt.cTime.Set(in, cmd.t)
+			if cmd.op == hdlsender.CmdPost {
+				wr := cmd.wr
+				pt.cConn.Set(in, uint64(wr.Conn))
+				pt.cStream.Set(in, uint64(wr.Stream))
+				pt.cWrOp.Set(in, uint64(wr.Op))
+				pt.cLen.Set(in, uint64(wr.Len))
+				pt.cLocal.Set(in, wr.Local)
+				pt.cVA.Set(in, wr.RemoteVA)
+				pt.cRKey.Set(in, uint64(wr.RKey))
+				pt.cID.Set(in, wr.ID)
+			}
+			if cmd.op == hdlsender.CmdLeft {
+				pt.cConn.Set(in, uint64(cmd.ref.Conn))
+				pt.cPath.Set(in, uint64(cmd.ref.Path))
+				pt.cSlot.Set(in, uint64(cmd.ref.Slot))
+				pt.cGen.Set(in, uint64(cmd.ref.Gen))
+			}
+		} else if cmd.op == -2 {
+			n := cmd.nak
+			pt.aValid.Set(in, 1)
+			pt.aOpcode.Set(in, uint64(wire.OpNak))
+			pt.aConn.Set(in, uint64(n.Conn))
+			pt.aPath.Set(in, uint64(n.Path))
+			pt.aPSN.Set(in, uint64(n.PSN))
+			pt.aCode.Set(in, uint64(n.Code))
+			pt.aRNR.Set(in, uint64(n.RNRDelay))
+		} else {
+			a := cmd.ack
+			pt.aValid.Set(in, 1)
+			pt.aOpcode.Set(in, uint64(wire.OpAck))
+			pt.aConn.Set(in, uint64(a.Conn))
+			pt.aPath.Set(in, uint64(a.Path))
+			pt.aPSN.Set(in, uint64(a.Cum))
+			pt.aTS.Set(in, uint64(a.TSEcho))
+			pt.aECN.Set(in, uint64(a.ECN))
+			pt.aHint.Set(in, uint64(a.Hint))
+			pt.aSack.SetWords(in, a.Bitmap.Words32())
+		}
+		mismatch := func(diff string) *Mismatch {
+			return &Mismatch{Stream: "rsp", Transaction: res.Packets, Cycle: cycle - 1, Input: cmd.String(), Diff: diff}
+		}
+		start := cycle
+		var status int
+		for n := 0; ; n++ {
+			if n > limit {
+				return res, mismatch(fmt.Sprintf("RTL did not answer in %d cycles", limit)), nil
+			}
+			if err := step(); errors.Is(err, errTraceDone) {
+				return res, nil, nil
+			} else if err != nil {
+				return nil, nil, err
+			}
+			if pt.cValid.Get(in) == 1 && pt.cReady.Get(outb) == 1 {
+				pt.cValid.Set(in, 0)
+			}
+			if pt.aValid.Get(in) == 1 && pt.aReady.Get(outb) == 1 {
+				pt.aValid.Set(in, 0)
+			}
+			if pt.rValid.Get(outb) == 1 {
+				status = int(pt.rStatus.Get(outb))
+				if cmd.op == -2 && status == hdlsender.StatusOK {
+					got.Time = pt.rTime.Get(outb)
+				}
+				if cmd.op == hdlsender.CmdNext && status == hdlsender.StatusOK {
+					got.Pkt = pt.pkt(outb)
+				}
+				break
+			}
+		}
+		// Outputs the cycle after the answer (a completion or wake-up registered with it).
+		if err := step(); err != nil && !errors.Is(err, errTraceDone) {
+			return nil, nil, err
+		}
+		got.Status = status
+		got.TimerValid = pt.tValid.Get(outb) == 1
+		if got.TimerValid {
+			got.TimerAt = pt.tAt.Get(outb)
+		}
+		if len(got.Done) == 0 {
+			got.Done = nil
+		}
+		if len(got.Wakes) == 0 {
+			got.Wakes = nil
+		}
+		if len(want.Done) == 0 {
+			want.Done = nil
+		}
+		if len(want.Wakes) == 0 {
+			want.Wakes = nil
+		}
+		if !cmp.Equal(want, got) {
+			return res, mismatch(cmp.Diff(want, got)), nil
+		}
+		name := "ack"
+		if cmd.op == -2 {
+			name = "nak"
+		} else if cmd.op >= 0 {
+			name = sndCmdNames[cmd.op]
+		}
+		cycles[name] += int(cycle - start)
+		counts[name]++
+		res.Packets++
+		res.Compared++
+	}
+	gc := hdlsender.CounterValues(gold.Counters)
+	for i, c := range u.Counters {
+		if got := pt.cnt[i].Get(outb); got != gc[i]&0xffffffff {
+			return res, &Mismatch{Stream: "counters", Cycle: cycle, Input: "end of run",
+				Diff: fmt.Sprintf("cnt_%s: golden %d, rtl %d", c.Name, gc[i], got)}, nil
+		}
+		res.Counts[c.Name] = int(gc[i])
+	}
+	for name, n := range counts {
+		res.Counts["cmd_"+name] = n
+		res.Counts["cycles_per_"+name+"_x100"] = cycles[name] * 100 / n
+	}
+	res.Counts["packets_sent"] = sent
+	res.Counts["completions"] = done
+	res.RTLCycles = cycle
+	return res, nil, nil
+}

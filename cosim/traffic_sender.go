@@ -1,0 +1,245 @@
+// The send engine's stimulus: a host that posts work and pulls packets, a NIC whose packets
+// leave after a while, and a receiver (golden/sack's Receiver per path) that answers with ACKs
+// over a lossy, reordering path.
+
+package cosim
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/mrgen/mrgen/golden/sack"
+	"github.com/mrgen/mrgen/golden/sender"
+	"github.com/mrgen/mrgen/golden/wire"
+)
+
+// senderKnobs shape the stimulus of a tx_engine scenario.
+type senderKnobs struct {
+	Conns, Streams int     // connections and streams used (0: all)
+	MaxPkts        int     // a message has 0..MaxPkts·mtu bytes (0: the maximum)
+	Post           float64 // weight of a post (and its doorbell)
+	Next           float64 // weight of a Next pull
+	Left           float64 // weight of a packet leaving the NIC
+	DtMax          uint64  // ns between commands: uniform in 0..DtMax
+	Loss           float64 // a data packet is lost on the wire
+	AckLoss        float64 // an ACK is lost
+	Jitter         uint64  // extra wire delay, ns, uniform (reorders packets of a path)
+	AckAll         float64 // the receiver ACKs a packet even when its policy does not
+	ECN            float64 // an ACK echoes CE marks
+	Hint           float64 // an ACK carries a rate hint (pacing)
+	HintMax        int     // largest hint, 100 Mb/s units
+	PendingMax     int     // most packets in the NIC before the host stops pulling
+	Nak            float64 // the receiver refuses a data packet (NAK, not processed)
+	RNR            float64 // ... with receiver-not-ready (else a fatal code)
+	RNRMax         int     // largest RNR delay, us
+}
+
+var senderScenarios = map[string]senderKnobs{
+	// No loss, no reordering: every packet ACKed on its policy, every message completes.
+	"clean": {Post: 1, Next: 3, Left: 3, DtMax: 400, AckAll: 0.3, PendingMax: 8},
+	// Random loss of data and ACKs: SACK and time losses, retransmissions first.
+	"loss": {Post: 1, Next: 3, Left: 3, DtMax: 400, Loss: 0.05, AckLoss: 0.05, AckAll: 0.5, PendingMax: 8},
+	// Reordering within paths (jitter beyond the packet spacing): losses by SACK that are not.
+	"reorder": {Post: 1, Next: 3, Left: 3, DtMax: 300, Jitter: 3000, AckAll: 0.5, ECN: 0.1, PendingMax: 8},
+	// Rate hints and ECN: pacing, wake-ups, blocked connections.
+	"paced": {Post: 1, Next: 4, Left: 4, DtMax: 200, AckAll: 1, ECN: 0.2, Hint: 0.7, HintMax: 400, PendingMax: 16},
+	// Everything at once, on a few connections and streams so rings fill (queue full).
+	"random": {Conns: 2, Streams: 2, MaxPkts: 8, Post: 2, Next: 2, Left: 2, DtMax: 600, Loss: 0.03, AckLoss: 0.03,
+		Jitter: 1500, AckAll: 0.4, ECN: 0.1, Hint: 0.3, HintMax: 2000, PendingMax: 12, Nak: 0.02, RNR: 0.8, RNRMax: 20},
+	// Receiver-not-ready NAKs: RNR retries through the moved FIFOs, fatal NAKs failing messages.
+	"rnr": {MaxPkts: 4, Post: 1, Next: 3, Left: 3, DtMax: 400, Loss: 0.01, AckAll: 0.5, PendingMax: 8, Nak: 0.08, RNR: 0.85, RNRMax: 10},
+}
+
+// sndCmd is one stimulus command, rendered in mismatch reports.
+type sndCmd struct {
+	op   int // hdlsender.Cmd*, or -1 for an ACK
+	now  uint64
+	wr   sender.WorkRequest
+	conn int
+	ref  sender.Ref
+	t    uint64
+	ack  sender.AckIn
+	nak  sender.NakIn
+}
+
+func (c sndCmd) String() string {
+	switch c.op {
+	case 0:
+		return fmt.Sprintf("PostWork at %d: conn %d stream %d op %v len %d id %d", c.now, c.wr.Conn, c.wr.Stream, c.wr.Op, c.wr.Len, c.wr.ID)
+	case 1:
+		return fmt.Sprintf("Doorbell at %d: conn %d", c.now, c.conn)
+	case 2:
+		return fmt.Sprintf("Next at %d", c.now)
+	case 3:
+		return fmt.Sprintf("Left at %d: %+v", c.now, c.ref)
+	case 4:
+		return fmt.Sprintf("Woke at %d: %d", c.now, c.t)
+	case 5:
+		return fmt.Sprintf("Retry at %d", c.now)
+	case -2:
+		return fmt.Sprintf("NAK at %d: %+v", c.now, c.nak)
+	}
+	return fmt.Sprintf("ACK at %d: conn %d path %d cum %d sacked %d ecn %d ts %d hint %d", c.now, c.ack.Conn, c.ack.Path,
+		c.ack.Cum, c.ack.Bitmap.Count(), c.ack.ECN, c.ack.TSEcho, c.ack.Hint)
+}
+
+// inFlight is a packet on the wire or an ACK on its way back.
+type inFlight struct {
+	at  uint64
+	pk  sender.Packet
+	ts  uint32
+	ack *sender.AckIn
+	nak *sender.NakIn
+}
+
+// senderTraffic is the world around the engine: it proposes the next command.
+type senderTraffic struct {
+	k       senderKnobs
+	p       sender.Params
+	rng     *rand.Rand
+	now     uint64
+	rx      *sack.Receiver
+	inNIC   []sender.Packet
+	wire    []inFlight // data packets and ACKs, unordered; delivered when due
+	wakes   []uint64
+	retries []uint64 // RNR retries due
+	nextID  uint64
+	bell    int // a doorbell to ring next (the host rings after every post), or -1
+	conns   int
+	streams int
+	maxLen  uint32
+}
+
+func newSenderTraffic(k senderKnobs, p sender.Params, seed uint64) *senderTraffic {
+	t := &senderTraffic{k: k, p: p, rng: rand.New(rand.NewPCG(seed, 0x5e4d)), now: 1_000, rx: sack.NewReceiver(p.Sack),
+		bell: -1, conns: p.Window.Conns, streams: p.Placement.Streams, maxLen: p.Placement.MaxMsgLen()}
+	if k.Conns > 0 {
+		t.conns = min(t.conns, k.Conns)
+	}
+	if k.Streams > 0 {
+		t.streams = min(t.streams, k.Streams)
+	}
+	if k.MaxPkts > 0 {
+		t.maxLen = min(t.maxLen, uint32(k.MaxPkts*p.Placement.MTU))
+	}
+	return t
+}
+
+// next is the next command: a due wake-up or delivery first, else a random host action.
+func (t *senderTraffic) next() sndCmd {
+	if c := t.bell; c >= 0 {
+		t.bell = -1
+		return sndCmd{op: 1, now: t.now, conn: c}
+	}
+	t.now += uint64(t.rng.IntN(int(t.k.DtMax) + 1))
+	for i, w := range t.wakes {
+		if w <= t.now {
+			t.wakes = append(t.wakes[:i], t.wakes[i+1:]...)
+			return sndCmd{op: 4, now: t.now, t: w}
+		}
+	}
+	if len(t.retries) > 0 && t.retries[0] <= t.now {
+		t.retries = t.retries[1:]
+		return sndCmd{op: 5, now: t.now}
+	}
+	for i := 0; i < len(t.wire); i++ {
+		f := t.wire[i]
+		if f.at > t.now {
+			continue
+		}
+		t.wire = append(t.wire[:i], t.wire[i+1:]...)
+		if f.ack != nil {
+			return sndCmd{op: -1, now: t.now, ack: *f.ack}
+		}
+		if f.nak != nil {
+			return sndCmd{op: -2, now: t.now, nak: *f.nak}
+		}
+		t.deliver(f)
+		i--
+	}
+	tot := t.k.Post + t.k.Next + t.k.Left
+	x := t.rng.Float64() * tot
+	switch {
+	case x < t.k.Post:
+		return t.post()
+	case x < t.k.Post+t.k.Next && len(t.inNIC) < t.k.PendingMax:
+		return sndCmd{op: 2, now: t.now}
+	case len(t.inNIC) > 0:
+		i := t.rng.IntN(len(t.inNIC))
+		if t.rng.IntN(2) == 0 {
+			i = 0
+		}
+		return sndCmd{op: 3, now: t.now, ref: t.inNIC[i].Ref}
+	}
+	return sndCmd{op: 2, now: t.now}
+}
+
+func (t *senderTraffic) post() sndCmd {
+	wr := sender.WorkRequest{Conn: t.rng.IntN(t.conns), Stream: t.rng.IntN(t.streams), Op: wire.OpWrite,
+		RemoteVA: t.rng.Uint64() >> 8, RKey: t.rng.Uint32(), Local: t.rng.Uint64() >> 8, ID: t.nextID}
+	t.nextID++
+	if t.rng.IntN(2) == 0 {
+		wr.Op = wire.OpSend
+	}
+	switch r := t.rng.IntN(10); {
+	case r == 0:
+		wr.Len = 0
+	case r == 1:
+		wr.Len = t.maxLen
+	default:
+		wr.Len = uint32(t.rng.IntN(int(t.maxLen) + 1))
+	}
+	t.bell = wr.Conn
+	return sndCmd{op: 0, now: t.now, wr: wr}
+}
+
+// sent is told of a packet Next returned.
+func (t *senderTraffic) sent(pk sender.Packet) { t.inNIC = append(t.inNIC, pk) }
+
+// left is told that a packet left the NIC: it goes on the wire (or is lost).
+func (t *senderTraffic) left(ref sender.Ref) {
+	for i, pk := range t.inNIC {
+		if pk.Ref != ref {
+			continue
+		}
+		t.inNIC = append(t.inNIC[:i], t.inNIC[i+1:]...)
+		if t.rng.Float64() < t.k.Loss {
+			return
+		}
+		at := t.now + 1_500
+		if t.k.Jitter > 0 {
+			at += uint64(t.rng.IntN(int(t.k.Jitter)))
+		}
+		t.wire = append(t.wire, inFlight{at: at, pk: pk, ts: uint32(t.now)})
+		return
+	}
+}
+
+// deliver runs a data packet through the receiver; an ACK goes back when due.
+func (t *senderTraffic) deliver(f inFlight) {
+	if t.rng.Float64() < t.k.Nak {
+		n := &sender.NakIn{Conn: f.pk.Conn, Path: f.pk.Path, PSN: f.pk.PSN, Code: wire.NakBoundsViolation}
+		if t.rng.Float64() < t.k.RNR {
+			n.Code, n.RNRDelay = wire.NakReceiverNotReady, uint16(1+t.rng.IntN(t.k.RNRMax))
+		}
+		t.wire = append(t.wire, inFlight{at: t.now + 1_500, nak: n})
+		return
+	}
+	idx, _ := t.p.Sack.Index(uint32(f.pk.Conn), uint32(f.pk.Path))
+	ackReq := f.pk.Flags&wire.FlagAckReq != 0
+	res := t.rx.PacketInit(idx, f.pk.PSN, ackReq, f.pk.Flags&wire.FlagPathInit != 0)
+	if !res.AckDue && t.rng.Float64() >= t.k.AckAll {
+		return
+	}
+	if t.rng.Float64() < t.k.AckLoss {
+		return
+	}
+	a := &sender.AckIn{Conn: f.pk.Conn, Path: f.pk.Path, Cum: res.Cum, Bitmap: res.Bitmap.Clone(), TSEcho: f.ts}
+	if t.rng.Float64() < t.k.ECN {
+		a.ECN = uint16(1 + t.rng.IntN(3))
+	}
+	if t.rng.Float64() < t.k.Hint {
+		a.Hint = uint16(1 + t.rng.IntN(t.k.HintMax))
+	}
+	t.wire = append(t.wire, inFlight{at: t.now + 1_500 + uint64(t.rng.IntN(200)), ack: a})
+}
