@@ -254,11 +254,12 @@ func runLoop(ctx context.Context, lib *verilator.Library, nic *pipeline.NIC, k l
 	h.data.name, h.reads.name, h.acks.name = "data frames", "DMA reads", "ACKs to the send side"
 	h.sendMem = newSendMem()
 
-	// The fabric: host 0 and one peer per connection, two leaves and four spines (sprayed
-	// packets take routes of different delay, so they arrive out of order).
+	// The fabric: host 0 and one peer per connection, two leaves and four spines per plane, one
+	// plane per NIC port (sprayed packets take routes of different delay, so they arrive out of
+	// order).
 	hosts := c.Connections + 1
 	topo := fabric.DefaultTopology()
-	topo.Hosts, topo.HostsPerLeaf, topo.Spines, topo.Planes = hosts, (hosts+1)/2, 4, 1
+	topo.Hosts, topo.HostsPerLeaf, topo.Spines, topo.Planes = hosts, (hosts+1)/2, 4, c.Ports
 	topo.HostLinkGbps, topo.FabricLinkGbps = float64(c.RateHint.LinkGbps), float64(c.RateHint.LinkGbps)
 	topo.Jitter, topo.SpineDelaySkew, topo.Seed = k.Jitter, 40*fabric.Nanosecond, opt.Seed
 	h.sim = fabric.NewSim()

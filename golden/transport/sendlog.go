@@ -124,3 +124,6 @@ func (nic *NIC) send(c SenderCall) (SenderCall, error) {
 func (n *Network) ObserveSender(h int, f func(now fabric.Time, c SenderCall)) {
 	n.nics[h].sendObs = f
 }
+
+// SenderParams are the NIC's sender parameters (its clock's, with its tables' depths).
+func (nic *NIC) SenderParams() sender.Params { return nic.snd.Params() }
