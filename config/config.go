@@ -49,6 +49,9 @@ type Config struct {
 	MTU int `yaml:"mtu" json:"mtu"`
 	// UDPDestPort is the UDP destination port that identifies MetaRoCE traffic.
 	UDPDestPort int `yaml:"udp_dest_port" json:"udp_dest_port"`
+	// Ports is the number of NIC ports (one per fabric plane): path p's packets leave on port
+	// p mod Ports, its control frames on the port its data came in on.
+	Ports int `yaml:"ports" json:"ports"`
 	// ResetStyle is sync-high (FPGA) or async-low (ASIC).
 	ResetStyle string `yaml:"reset_style" json:"reset_style"`
 	// TargetClockMHz is the clock the timing constraints and synthesis aim at.
@@ -181,6 +184,7 @@ func Default() Config {
 		PostedReceivesPerStream: 8,
 		MTU:                     4096,
 		UDPDestPort:             4792,
+		Ports:                   1,
 		ResetStyle:              ResetSyncHigh,
 		TargetClockMHz:          100,
 		AckPolicy:               AckPolicy{Mode: AckEveryN, EveryN: 4, DelayNS: 2000, GatherNS: 2000, MaxGatherNS: 25_000},

@@ -59,6 +59,7 @@ func (c Config) Validate() error {
 			}
 			return inRange("udp_dest_port", c.UDPDestPort, 1024, 65535)
 		},
+		func() error { return inRange("ports", c.Ports, 1, 8) },
 		func() error {
 			return oneOfString("reset_style", c.ResetStyle, ResetSyncHigh, ResetAsyncLow)
 		},

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mrgen/mrgen/golden/fabric"
 	"github.com/mrgen/mrgen/golden/placement"
+	"github.com/mrgen/mrgen/golden/sender"
 	"github.com/mrgen/mrgen/golden/traffic"
 	"github.com/mrgen/mrgen/golden/transport"
 	"github.com/mrgen/mrgen/golden/wire"
@@ -37,16 +38,19 @@ type loopKnobs struct {
 	FailSwitch string
 	FailAt     fabric.Time
 	NoReroute  bool // routing never stops using the failed switch: only new entropy escapes it
+	// DutOutstanding is the number of messages host 0 keeps in flight toward each peer: its
+	// data packets are built by the RTL (loop_tx.go).
+	DutOutstanding int
 }
 
 var loopScenarios = map[string]loopKnobs{
-	"clean": {Outstanding: 2, MinMsg: 1, MaxMsg: 12_000, HostReady: 1},
-	"loss":  {Outstanding: 2, MinMsg: 1, MaxMsg: 12_000, Loss: 0.01, HostReady: 1},
+	"clean": {Outstanding: 2, MinMsg: 1, MaxMsg: 12_000, HostReady: 1, DutOutstanding: 1},
+	"loss":  {Outstanding: 2, MinMsg: 1, MaxMsg: 12_000, Loss: 0.01, HostReady: 1, DutOutstanding: 1},
 	"chaos": {Outstanding: 3, MinMsg: 1, MaxMsg: 16_000, Loss: 0.10, Corrupt: 0.01, Duplicate: 0.02,
-		Jitter: 300 * fabric.Nanosecond, HostReady: 0.6},
+		Jitter: 300 * fabric.Nanosecond, HostReady: 0.6, DutOutstanding: 1},
 	// Path failure under incast: every peer sends to host 0 when a spine fails.
 	"failure": {Outstanding: 3, MinMsg: 1, MaxMsg: 12_000, HostReady: 1, FailSwitch: "p0.spine1",
-		FailAt: 200 * fabric.Microsecond, NoReroute: true},
+		FailAt: 200 * fabric.Microsecond, NoReroute: true, DutOutstanding: 1},
 }
 
 // LoopScenarios lists the closed-loop scenario names, sorted.
@@ -140,6 +144,7 @@ type loopHarness struct {
 	rng       *rand.Rand
 	m         *verilator.Model
 	pt        *rxPorts
+	tp        *txPorts
 	watch     cycleWatch
 	in, out   []uint32
 	nb        int // datapath bytes
@@ -173,10 +178,23 @@ type loopHarness struct {
 	dma       pair
 	cpl       pair
 	drops     pair
-	outQ      [][]*fabric.Packet
-	wakeAt    fabric.Time
-	nowNS     uint64
-	traceAt   int64
+	data      pair // host 0's data and ANNOUNCE frames
+	reads     pair // host 0's DMA reads of payload
+	acks      pair // ACKs and NAKs handed to host 0's send side (m_ackin)
+	// The send side (loop_tx.go).
+	sendMem  *placement.HostMemory // host 0's send buffers
+	dataPend [][]sender.Packet     // per port: the shadow's data packets queued, in order
+	annPend  [][]sender.Packet     // per port: the data packets an ANNOUNCE goes ahead of
+	txds     []txDesc              // descriptors for s_txd
+	rdBeats  []beat                // read data for s_rd (port: the read's tag)
+	txOut    *txFrame              // the transmit path's frame of the current pull
+	inRun    bool
+	txTook   bool // a descriptor or read beat went in in the last cycle
+	dataECN  uint8
+	outQ     [][]*fabric.Packet
+	wakeAt   fabric.Time
+	nowNS    uint64
+	traceAt  int64
 }
 
 // RunLoop runs a closed-loop scenario: Packets frames reach host 0's RTL.
@@ -191,51 +209,57 @@ func RunLoop(ctx context.Context, opt Options) (*Result, error) {
 		}
 		k.Loss = opt.Loss
 	}
-	var rx *pipeline.Rx
+	var nic *pipeline.NIC
 	return runLockstep(opt, func(trace bool) (*verilator.Library, error) {
-		r, err := pipeline.NewRx(opt.Config)
+		r, err := pipeline.NewNIC(opt.Config)
 		if err != nil {
 			return nil, err
 		}
-		rx = r
+		nic = r
 		d, err := r.Design(opt.Stamp, opt.Mutate)
 		if err != nil {
 			return nil, err
 		}
 		return BuildModel(ctx, opt, d, r.Module(), trace)
 	}, func(lib *verilator.Library, traceAt int64) (*Result, *Mismatch, error) {
-		return runLoop(ctx, lib, rx, k, opt, traceAt)
+		return runLoop(ctx, lib, nic, k, opt, traceAt)
 	})
 }
 
-func runLoop(ctx context.Context, lib *verilator.Library, rx *pipeline.Rx, k loopKnobs, opt Options, traceAt int64) (*Result, *Mismatch, error) {
+func runLoop(ctx context.Context, lib *verilator.Library, nic *pipeline.NIC, k loopKnobs, opt Options, traceAt int64) (*Result, *Mismatch, error) {
 	m, err := lib.New()
 	if err != nil {
 		return nil, nil, err
 	}
 	defer m.Close()
-	pt, err := bindRxPorts(lib.Layout(), rx.Reset.Port)
+	pt, err := bindRxPorts(lib.Layout(), nic.Reset.Port)
 	if err != nil {
-		return nil, nil, fmt.Errorf("cosim: nic_rx ports: %w", err)
+		return nil, nil, fmt.Errorf("cosim: nic_top ports: %w", err)
 	}
 	c := opt.Config
 	h := &loopHarness{opt: opt, k: k, rng: rand.New(rand.NewPCG(opt.Seed, 0x100b)), m: m, pt: pt,
 		in: make([]uint32, lib.Layout().InWords()), out: make([]uint32, lib.Layout().OutWords()), nb: c.DatapathWidth / 8,
 		pay: map[uint64][]byte{}, payDone: map[uint64]bool{}, rtlMem: placement.NewHostMemory(), frees: map[uint64]uint64{},
-		cplAddr: map[[3]uint64]uint64{}, reposts: map[[2]int][]transport.SetupOp{}, traceAt: traceAt, asyncLow: rx.Reset.AsyncLow,
+		cplAddr: map[[3]uint64]uint64{}, reposts: map[[2]int][]transport.SetupOp{}, traceAt: traceAt, asyncLow: nic.Reset.AsyncLow,
 		res: &Result{Block: "nic", Scenario: opt.Scenario, Seed: opt.Seed, ConfigHash: c.Hash(), Drops: map[string]int{},
 			Counts: map[string]int{}, DeclaredLatency: map[string]int{}, MinLatency: map[string]int{}, MaxLatency: map[string]int{}}}
 	h.watch = cycleWatch{ctx: ctx, m: m, opt: opt, traceAt: traceAt}
-	for _, p := range []*pair{&h.ctl, &h.dma, &h.cpl, &h.drops} {
+	if h.tp, err = bindTxPorts(lib.Layout()); err != nil {
+		return nil, nil, fmt.Errorf("cosim: nic_top ports: %w", err)
+	}
+	for _, p := range h.pairs() {
 		p.onMismatch = h.mismatch
 	}
 	h.ctl.name, h.dma.name, h.cpl.name, h.drops.name = "control frames", "DMA writes", "completions", "drops"
+	h.data.name, h.reads.name, h.acks.name = "data frames", "DMA reads", "ACKs to the send side"
+	h.sendMem = newSendMem()
 
-	// The fabric: host 0 and one peer per connection, two leaves and four spines (sprayed
-	// packets take routes of different delay, so they arrive out of order).
+	// The fabric: host 0 and one peer per connection, two leaves and four spines per plane, one
+	// plane per NIC port (sprayed packets take routes of different delay, so they arrive out of
+	// order).
 	hosts := c.Connections + 1
 	topo := fabric.DefaultTopology()
-	topo.Hosts, topo.HostsPerLeaf, topo.Spines, topo.Planes = hosts, (hosts+1)/2, 4, 1
+	topo.Hosts, topo.HostsPerLeaf, topo.Spines, topo.Planes = hosts, (hosts+1)/2, 4, c.Ports
 	topo.HostLinkGbps, topo.FabricLinkGbps = float64(c.RateHint.LinkGbps), float64(c.RateHint.LinkGbps)
 	topo.Jitter, topo.SpineDelaySkew, topo.Seed = k.Jitter, 40*fabric.Nanosecond, opt.Seed
 	h.sim = fabric.NewSim()
@@ -255,9 +279,17 @@ func runLoop(ctx context.Context, lib *verilator.Library, rx *pipeline.Rx, k loo
 	if h.tn, err = transport.New(h.net, ledger, transport.ConfigFor(c)); err != nil {
 		return nil, nil, err
 	}
+	// Host 0's shadow decides its sends on the nanosecond clock the RTL counts (`now`).
+	if err := h.tn.SenderClock(dut, fabric.Nanosecond); err != nil {
+		return nil, nil, err
+	}
 	h.prm = h.tn.WireParams()
 	h.gold = h.tn.NIC(dut)
 	h.outQ = make([][]*fabric.Packet, h.net.Planes())
+	h.dataPend, h.annPend = make([][]sender.Packet, h.net.Planes()), make([][]sender.Packet, h.net.Planes())
+	if transport.ConfigFor(c).ECN {
+		h.dataECN = fabric.ECT0
+	}
 	h.net.Attach(dut, (*loopEndpoint)(h))
 
 	// Reset, wait for the table clears, program the peer table and replay the host's setup.
@@ -273,32 +305,38 @@ func runLoop(ctx context.Context, lib *verilator.Library, rx *pipeline.Rx, k loo
 	// frames have reached it; then the run drains until every message is delivered.
 	peers := hosts - 1
 	posted := make([][]*traffic.Message, hosts)
+	fromDut := make([][]*traffic.Message, hosts) // host 0's messages, per destination
 	op := 0
+	// keep tops up msgs (from src to dst, still being sent) to n messages.
+	keep := func(now fabric.Time, msgs *[]*traffic.Message, src, dst, n int) {
+		live := (*msgs)[:0]
+		for _, msg := range *msgs {
+			if msg.Sent == 0 {
+				live = append(live, msg)
+			}
+		}
+		*msgs = live
+		for len(*msgs) < n {
+			o := wire.OpWrite
+			if op%2 == 1 {
+				o = wire.OpSend
+			}
+			op++
+			size := k.MinMsg + uint32(h.rng.IntN(int(k.MaxMsg-k.MinMsg+1)))
+			msg := ledger.Post(now, src, dst, h.rng.IntN(c.StreamsPerConnection), o, min(size, h.tn.MaxMessage()))
+			*msgs = append(*msgs, msg)
+			h.tn.Hosts()[src].Submit(now, msg)
+		}
+	}
 	var post func()
 	post = func() {
 		if h.mm != nil || h.res.Packets >= opt.Packets {
 			return
 		}
 		now := h.sim.Now()
-		for src := 1; src <= peers; src++ {
-			live := posted[src][:0]
-			for _, msg := range posted[src] {
-				if msg.Sent == 0 {
-					live = append(live, msg)
-				}
-			}
-			posted[src] = live
-			for len(posted[src]) < k.Outstanding {
-				o := wire.OpWrite
-				if op%2 == 1 {
-					o = wire.OpSend
-				}
-				op++
-				n := k.MinMsg + uint32(h.rng.IntN(int(k.MaxMsg-k.MinMsg+1)))
-				msg := ledger.Post(now, src, dut, h.rng.IntN(c.StreamsPerConnection), o, min(n, h.tn.MaxMessage()))
-				posted[src] = append(posted[src], msg)
-				h.tn.Hosts()[src].Submit(now, msg)
-			}
+		for peer := 1; peer <= peers; peer++ {
+			keep(now, &posted[peer], peer, dut, k.Outstanding)
+			keep(now, &fromDut[peer], dut, peer, k.DutOutstanding) // host 0 sends to the peer too
 		}
 		h.sim.After(2*fabric.Microsecond, post)
 	}
@@ -382,7 +420,7 @@ func (h *loopHarness) mismatch(stream string, n int, input, diff string) {
 
 // finish checks that both sides ended in the same place.
 func (h *loopHarness) finish(ledger *traffic.Ledger) (*Result, *Mismatch, error) {
-	for _, p := range []*pair{&h.ctl, &h.dma, &h.cpl, &h.drops} {
+	for _, p := range h.pairs() {
 		if p.gold.len() != 0 || p.rtl.len() != 0 {
 			h.mismatch(p.name, p.n, "end of run", fmt.Sprintf("golden has %d more, RTL %d more", p.gold.len(), p.rtl.len()))
 			return h.res, h.mm, nil
@@ -402,6 +440,9 @@ func (h *loopHarness) finish(ledger *traffic.Ledger) (*Result, *Mismatch, error)
 	h.res.Counts["control_frames"] = h.ctl.n
 	h.res.Counts["dma_writes"] = h.dma.n
 	h.res.Counts["completions"] = h.cpl.n
+	h.res.Counts["data_frames"] = h.data.n
+	h.res.Counts["dma_reads"] = h.reads.n
+	h.res.Counts["acks_to_send_side"] = h.acks.n
 	h.res.Counts["acks"] = int(h.pt.cntAcks.Get(h.out))
 	h.res.Counts["naks"] = int(h.pt.cntNaks.Get(h.out))
 	h.res.Counts["sim_us"] = int(h.sim.Now() / fabric.Microsecond)
@@ -420,4 +461,9 @@ func (h *loopHarness) finish(ledger *traffic.Ledger) (*Result, *Mismatch, error)
 	}
 	h.res.RTLCycles = h.cycle
 	return h.res, nil, nil
+}
+
+// pairs are every compared stream.
+func (h *loopHarness) pairs() []*pair {
+	return []*pair{&h.ctl, &h.dma, &h.cpl, &h.drops, &h.data, &h.reads, &h.acks}
 }

@@ -52,10 +52,11 @@ func (e *loopEndpoint) Receive(now fabric.Time, port int, p *fabric.Packet) {
 		}
 		h.res.Packets++
 		h.logFrame(now, f, fmt.Sprintf("to host 0 on port %d", port))
-		if _, reason := wire.Decode(f, h.prm); reason != wire.DropNone {
+		if fw, reason := wire.Decode(f, h.prm); reason != wire.DropNone {
 			h.drops.push(&h.drops.gold, pairItem{at: now.NS(), what: "a corrupted frame", key: reason.String()})
 			h.res.Drops[reason.String()]++
 		} else {
+			h.goldAckin(now, fw)
 			h.gold.Receive(now, port, p)
 		}
 		for _, b := range beatsOf(f, h.nb) {
@@ -69,7 +70,10 @@ func (e *loopEndpoint) Receive(now fabric.Time, port int, p *fabric.Packet) {
 func (e *loopEndpoint) Pull(now fabric.Time, port int) *fabric.Packet {
 	h := (*loopHarness)(e)
 	if len(h.outQ[port]) == 0 {
-		return nil
+		if h.mm != nil || h.err != nil || h.watchOver {
+			return nil
+		}
+		return h.pullData(now, port)
 	}
 	p := h.outQ[port][0]
 	h.outQ[port] = h.outQ[port][1:]
@@ -184,7 +188,9 @@ func (h *loopHarness) run(now fabric.Time) {
 	}
 	h.nowNS = uint64(now.NS())
 	h.pt.now.Set(h.in, h.nowNS)
-	limit := 64 + 8*len(h.frames) + 64*len(h.ctlOps) + 8*h.opt.Config.Connections*h.opt.Config.PathsPerConnection
+	h.inRun = true
+	defer func() { h.inRun = false }()
+	limit := 64 + 8*len(h.frames) + 64*len(h.ctlOps) + 8*len(h.txds) + 8*h.opt.Config.Connections*h.opt.Config.PathsPerConnection
 	// The profile of the loop's cycles: runs that take frames in, and runs only timers start.
 	kind := "timer"
 	if len(h.frames) > 0 {
@@ -207,7 +213,8 @@ func (h *loopHarness) run(now fabric.Time) {
 		}
 		if h.framePos == len(h.frames) && len(h.ctlOps) == 0 && len(h.ctlWait) == 0 && h.pt.idle.Get(h.out) == 1 &&
 			h.pt.dmaValid.Get(h.out) == 0 && h.pt.cplValid.Get(h.out) == 0 && h.pt.pvdValid.Get(h.out) == 0 &&
-			h.pt.payValid.Get(h.out) == 0 && h.pt.outValid.Get(h.out) == 0 {
+			h.pt.payValid.Get(h.out) == 0 && h.pt.outValid.Get(h.out) == 0 &&
+			len(h.txds) == 0 && len(h.rdBeats) == 0 && h.tp.rdValid.Get(h.out) == 0 && !h.txTook {
 			break
 		}
 		if n > limit+1<<16 {
@@ -283,6 +290,7 @@ func (h *loopHarness) step() error {
 	pt.mCtlReady.Set(in, 1)
 	pt.outReady.Set(in, 1)
 	pt.ackinReady.Set(in, 1)
+	h.driveTx(in, ready)
 	// A DMA command is taken only once its payload has fully arrived (its tag is stable while
 	// it is offered, so the previous cycle's outputs name it).
 	dmaOK := h.pt.dmaValid.Get(h.out) == 1 && h.payDone[h.pt.dmaTag.Get(h.out)]
@@ -300,6 +308,7 @@ func (h *loopHarness) step() error {
 		}
 		h.framePos++
 	}
+	h.takeTx(in, out, now)
 	if pt.ctlValid.Get(in) == 1 && pt.ctlReady.Get(out) == 1 {
 		h.ctlWait = append(h.ctlWait, h.ctlOps[0])
 		h.ctlOps = h.ctlOps[1:]
@@ -367,12 +376,19 @@ func (h *loopHarness) step() error {
 		}
 		h.outBuf = appendBeat(h.outBuf, pt.outData.GetWords(out), pt.outKeep.Get(out), h.nb)
 		if pt.outLast.Get(out) == 1 {
-			h.sendFrame(int(pt.outDest.Get(out)), h.outBuf)
+			if h.isTxFrame(h.outBuf) {
+				if h.txOut != nil {
+					h.mismatch("data frames", h.data.n, "", "the RTL built two frames for one descriptor")
+				}
+				h.txOut = &txFrame{port: int(pt.outDest.Get(out)), bytes: append([]byte(nil), h.outBuf...)}
+			} else {
+				h.sendFrame(int(pt.outDest.Get(out)), h.outBuf)
+			}
 			h.outBuf = nil
 		}
 	}
 	if pt.ackinValid.Get(out) == 1 {
-		h.mismatch("ackin", 0, "", "host 0 only receives data in this loop, but an ACK or NAK reached its send side")
+		h.ackin(out, now)
 	}
 	if pt.dropValid.Get(out) == 1 {
 		r := wire.DropReason(pt.dropReason.Get(out))

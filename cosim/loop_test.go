@@ -32,6 +32,10 @@ func TestLoopScenarios(t *testing.T) {
 			require.Positive(t, res.Counts["messages_verified"])
 			require.Positive(t, res.Counts["dma_writes"])
 			require.Positive(t, res.Counts["control_frames"])
+			// Host 0 sends too: its data frames, their reads and the ACKs they bring back.
+			require.Positive(t, res.Counts["data_frames"])
+			require.Positive(t, res.Counts["dma_reads"])
+			require.Positive(t, res.Counts["acks_to_send_side"])
 			if sc == "chaos" {
 				require.Positive(t, res.Drops["bad_icrc"], "corrupted frames are dropped by both")
 				require.Positive(t, res.Counts["duplicated_frames"])
@@ -46,7 +50,14 @@ func TestLoopScenarios(t *testing.T) {
 // differs.
 func TestLoopCatchesBlockFault(t *testing.T) {
 	faults := []templateFault{{Name: "rate-hint ROM one unit high", Module: "rx_acker", Scenario: "clean",
-		From: "hint_of = 16'd{% .Value %};", To: "hint_of = 16'd{% .Value %} + 16'd1;", Stream: "control frames"}}
+		From: "hint_of = 16'd{% .Value %};", To: "hint_of = 16'd{% .Value %} + 16'd1;", Stream: "control frames"},
+		// The send side: nic_tx reads the byte after the payload's, and the egress merge gives
+		// data frames the control stream's kept lanes (a frame that does not decode as data is
+		// taken for nic_rx's, so the mismatch is on the control frames).
+		{Name: "DMA read one byte late", Module: "nic_tx", Scenario: "clean", From: "assign m_rd_addr = rq_addr;",
+			To: "assign m_rd_addr = rq_addr + 64'd1;", Stream: "DMA reads", Field: "Addr"},
+		{Name: "egress merge keeps the wrong lanes", Module: "nic_egress_merge", Scenario: "clean",
+			From: "assign m_axis_tkeep = sel ? s_b_tkeep : s_a_tkeep;", To: "assign m_axis_tkeep = s_a_tkeep;", Stream: "control frames"}}
 	requireFaultsCaught(t, faults, func(t *testing.T, f templateFault, mutate func([]gen.Source) error, _ string) *Result {
 		return runLoopTest(t, config.Default(), f.Scenario, 5, 400, mutate)
 	})

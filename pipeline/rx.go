@@ -202,42 +202,23 @@ func (r *Rx) Design(st gen.Stamp, mutate func([]gen.Source) error) (*gen.Design,
 // Sources are the blocks' modules (each once; their own standalone wrappers left out) and the
 // top.
 func (r *Rx) Sources() ([]gen.Source, error) {
-	var out []gen.Source
-	seen := map[string]string{}
-	add := func(srcs []gen.Source, err error, skip ...string) error {
-		if err != nil {
-			return err
-		}
-	next:
-		for _, s := range srcs {
-			for _, k := range skip {
-				if s.Module.Name == k {
-					continue next
-				}
-			}
-			if t, dup := seen[s.Module.Name]; dup {
-				if t != s.Template {
-					return fmt.Errorf("pipeline: two blocks define module %s differently", s.Module.Name)
-				}
-				continue
-			}
-			seen[s.Module.Name] = s.Template
-			out = append(out, s)
-		}
-		return nil
-	}
+	var set sourceSet
 	for _, step := range []func() error{
-		func() error { s, err := r.Par.Sources(); return add(s, err) },
-		func() error { s, err := r.Sack.Sources(); return add(s, err, "sack_tx", "sack_unit", "sack_popcount") },
-		func() error { s, err := r.Place.Sources(); return add(s, err) },
-		func() error { s, err := r.Ack.Sources(); return add(s, err) },
-		func() error { s, err := r.Dep.Sources(); return add(s, err) },
-		func() error { s, err := peerSource(r.CW); return add([]gen.Source{s}, err) },
+		func() error { s, err := r.Par.Sources(); return set.add(s, err) },
+		func() error {
+			s, err := r.Sack.Sources()
+			return set.add(s, err, "sack_tx", "sack_unit", "sack_popcount")
+		},
+		func() error { s, err := r.Place.Sources(); return set.add(s, err) },
+		func() error { s, err := r.Ack.Sources(); return set.add(s, err) },
+		func() error { s, err := r.Dep.Sources(); return set.add(s, err) },
+		func() error { s, err := peerSource(r.CW); return set.add([]gen.Source{s}, err) },
 	} {
 		if err := step(); err != nil {
-			return nil, fmt.Errorf("pipeline: %w", err)
+			return nil, err
 		}
 	}
+	out := set.out
 	text, err := templates.ReadFile("rx.v.tmpl")
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: template: %w", err)

@@ -26,10 +26,12 @@ func lintMatrix(t *testing.T) []config.Config {
 	return append(out, c)
 }
 
-func TestRxLintMatrix(t *testing.T) { blocktest.LintMatrix(t, "nic", lintMatrix(t)) }
+// Block nic is the NIC top: nic_rx, nic_tx and the egress merge.
+func TestNICLintMatrix(t *testing.T) { blocktest.LintMatrix(t, "nic", lintMatrix(t)) }
 
-func TestRxRegenerationIsByteIdentical(t *testing.T) {
-	blocktest.Regenerates(t, "nic", lintMatrix(t)[:1], []string{"filelist.f", "mrgen.core", "manifest.json", "rtl/nic_rx.v"})
+func TestNICRegenerationIsByteIdentical(t *testing.T) {
+	blocktest.Regenerates(t, "nic", lintMatrix(t)[:1], []string{"filelist.f", "mrgen.core", "manifest.json", "rtl/nic_rx.v",
+		"rtl/nic_tx.v", "rtl/nic_egress_merge.v", "rtl/nic_top.v"})
 }
 
 func TestRxDescription(t *testing.T) {

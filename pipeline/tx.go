@@ -115,7 +115,7 @@ type TxField struct {
 func (t *Tx) DescFields() []TxField {
 	return []TxField{
 		{"conn", t.CW, "local connection index (peer table)", true},
-		{"opcode", wire.OpcodeBits, "BTH opcode: 0x01 WRITE or 0x02 SEND", true},
+		{"opcode", wire.OpcodeBits, "BTH opcode: 0x01 WRITE, 0x02 SEND, 0x12 ANNOUNCE (no payload)", true},
 		{"flags", wire.FlagsBits, "BTH flags (FIRST, LAST, ACKREQ, RETX, INIT)", true},
 		{"path", t.AW, "path id", true},
 		{"stream", wire.StreamIDBits, "stream id", true},
@@ -186,14 +186,11 @@ func (t *Tx) Module() *hdl.Module {
 		out("s_rd_tready", 1, "the beat is taken when valid and ready"),
 		in("s_rd_tlast", 1, "last beat of one request's data"),
 		in("s_rd_tag", t.TagW, "the request's tag, on every beat (reads return in request order)"),
-		// Frames to the MAC.
-		out("m_axis_tdata", t.DW, "frame bytes, byte 0 in lane 0"),
-		out("m_axis_tkeep", t.B, "kept lanes"),
-		out("m_axis_tvalid", 1, "beat valid"),
-		in("m_axis_tready", 1, "the MAC takes the beat"),
-		out("m_axis_tlast", 1, "last beat of the frame"),
-		out("m_axis_tdest", PortBits, "egress port of the frame: the descriptor's"),
-		out("m_axis_tuser", 1, "on a last beat: the read returned another length than asked; ICRC inverted"),
+	)
+	// Frames to the MAC.
+	ports = append(ports, frameOut(t.DW, "frame bytes, byte 0 in lane 0", "egress port of the frame: the descriptor's",
+		"on a last beat: the read returned another length than asked; ICRC inverted")...)
+	ports = append(ports,
 		out("idle", 1, "no descriptor, read or frame in nic_tx"),
 		out("cnt_frames", 32, "frames started (wraps)"),
 		out("cnt_reads", 32, "DMA reads requested (wraps)"),
@@ -260,7 +257,10 @@ func (t *Tx) DepHdr() ([]Conn, error) {
 	expr := map[string]string{
 		"dst_mac": "peer_rd_mac", "src_mac": "local_mac", "vlan": "1'b0", "vlan_pcp": "3'd0", "vlan_dei": "1'b0",
 		"vlan_vid": "12'd0", "ipv6": "peer_rd_ipv6", "ip_src": "local_ip", "ip_dst": "peer_rd_ip",
-		"dscp": fmt.Sprintf("6'd%d", DataDSCP), "ecn": "data_ecn", "ttl": fmt.Sprintf("8'd%d", CtlTTL),
+		// An ANNOUNCE (the send side's control packet ahead of a connection's first data packet)
+		// travels in the control class, not ECN-capable, like the receive side's ACKs.
+		"dscp": fmt.Sprintf("(q_opcode == 8'h%02x) ? 6'd%d : 6'd%d", uint8(wire.OpAnnounce), CtlDSCP, DataDSCP),
+		"ecn":  fmt.Sprintf("(q_opcode == 8'h%02x) ? 2'd0 : data_ecn", uint8(wire.OpAnnounce)), "ttl": fmt.Sprintf("8'd%d", CtlTTL),
 		"flow_label": "20'd0", "ip_id": "16'd0", "ip_df": "1'b1", "udp_src_port": "q_udp_src",
 		"udp_checksum": "16'd0", "opcode": "q_opcode", "flags": "q_flags", "conn_id": "peer_rd_remote",
 		"path_id": pad("q_path", t.AW, wire.PathIDBits), "stream_id": "q_stream",

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The main job on one configuration: generate the NIC's receive pipeline (nic_rx), lint it with
+# The main job on one configuration: generate the NIC top (nic_top: nic_rx, nic_tx), lint it with
 # Verilator/Yosys/Icarus, and run it in the closed loop with 1% loss (the RTL as one host of the
 # golden transport, compared frame for frame with its golden shadow); then the SACK unit's
 # lockstep cosim, and a summary table.
@@ -12,13 +12,13 @@ PACKETS=${DEMO_PACKETS:-200000}
 echo "== configuration"
 "$MRGEN" --config "$CONFIG" config check
 echo
-echo "== generate: the receive pipeline top nic_rx and every block in it"
+echo "== generate: the NIC top nic_top (nic_rx, nic_tx, egress merge) and every block in it"
 "$MRGEN" --config "$CONFIG" generate --block nic --out "$OUT/nic"
 echo
 echo "== lint: verilator -Wall, yosys latch/loop checks, iverilog -g2012"
 "$MRGEN" --config "$CONFIG" lint --block nic --out "$OUT/nic"
 echo
-echo "== closed loop: nic_rx as host 0 of the golden transport, 1% loss"
+echo "== closed loop: nic_top as host 0 of the golden transport (receiving and sending), 1% loss"
 echo "   (the first run builds the Verilated model, a few minutes; later runs reuse it)"
 "$MRGEN" --config "$CONFIG" --json cosim --scenario loss --loss 0.01 --packets "${DEMO_LOOP_PACKETS:-3000}" --seed 1 \
   --vcd "$OUT/loop-mismatch.vcd" --pcap "$OUT/loop-mismatch.pcap" > "$OUT/loop.json"

@@ -43,16 +43,18 @@ type NIC struct {
 	planes  int
 	paths   int
 	snd     *sender.Sender // the send side (golden/sender)
+	tick    fabric.Time    // the sender's clock period: 1 ps, or 1 ns (SenderClock)
 	srx     *sack.Receiver
 	pl      *placement.Engine
 	mem     *placement.HostMemory
 	conns   []*conn
 	ctrlQ   [][]*fabric.Packet
 	dataQ   [][]*fabric.Packet
-	ack     *acker.Acker // the receive side's ACK scheduler
-	tap     Tap          // closed-loop co-simulation (nil: none)
-	setup   []SetupOp    // the placement setup done at construction
-	ackWake fabric.Time  // its timer is scheduled for this time (0: none)
+	ack     *acker.Acker                  // the receive side's ACK scheduler
+	tap     Tap                           // closed-loop co-simulation (nil: none)
+	sendObs func(fabric.Time, SenderCall) // observer of the sender's calls (nil: none)
+	setup   []SetupOp                     // the placement setup done at construction
+	ackWake fabric.Time                   // its timer is scheduled for this time (0: none)
 	linkMb  float64
 	cnt     map[string]uint64
 }
@@ -63,7 +65,7 @@ func newNIC(nw *Network, h int) (*NIC, error) {
 	nic := &NIC{nw: nw, host: h, planes: planes, paths: c.PathsPerConnection,
 		srx: sack.NewReceiver(nw.sprm), pl: placement.New(nw.plPrm), mem: placement.NewHostMemory(),
 		ctrlQ: make([][]*fabric.Packet, planes), dataQ: make([][]*fabric.Packet, planes),
-		cnt: map[string]uint64{}}
+		cnt: map[string]uint64{}, tick: fabric.Picosecond}
 	for k := 0; k < planes; k++ {
 		nic.linkMb += nw.net.HostPort(h, k).Gbps() * 1000
 	}
@@ -141,8 +143,14 @@ func (nic *NIC) now() fabric.Time    { return nic.nw.net.Sim().Now() }
 func (nic *NIC) nowNS64() uint64     { return uint64(nic.now().NS()) }
 func (nic *NIC) portOf(path int) int { return path % nic.planes }
 
-// ticks is now on the sender's clock: golden/fabric's picoseconds (senderParams).
-func (nic *NIC) ticks() uint64 { return uint64(nic.now()) }
+// ticks is now on the sender's clock: golden/fabric's picoseconds, or nanoseconds (SenderClock).
+func (nic *NIC) ticks() uint64 { return nic.ticksAt(nic.now()) }
+
+// ticksAt is time t on the sender's clock (rounded down to a tick).
+func (nic *NIC) ticksAt(t fabric.Time) uint64 { return uint64(t / nic.tick) }
+
+// timeOf is the fabric time of sender tick t.
+func (nic *NIC) timeOf(t uint64) fabric.Time { return fabric.Time(t) * nic.tick }
 func (nic *NIC) index(c, path int) int {
 	i, _ := nic.nw.sprm.Index(uint32(c), uint32(path))
 	return i
@@ -161,7 +169,7 @@ func (nic *NIC) Submit(now fabric.Time, m *traffic.Message) {
 		nic.cnt["submit_rejected"]++
 		return
 	}
-	if err := nic.snd.Doorbell(nic.ticks(), cn.idx); err != nil {
+	if _, err := nic.send(SenderCall{Op: SendDoorbell, Conn: cn.idx}); err != nil {
 		panic(err) // cn.idx is a connection of this NIC
 	}
 	nic.fill()
@@ -189,7 +197,7 @@ func (nic *NIC) Pull(now fabric.Time, port int) *fabric.Packet {
 			fr.w.Send.Timestamp = ts
 		}
 		if fr.sent {
-			nic.snd.Left(uint64(now), fr.ref)
+			nic.send(SenderCall{Op: SendLeft, Ref: fr.ref})
 		}
 		nic.fill()
 	}

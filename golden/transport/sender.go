@@ -1,6 +1,8 @@
 package transport
 
 import (
+	"fmt"
+
 	"github.com/mrgen/mrgen/golden/fabric"
 	"github.com/mrgen/mrgen/golden/sack"
 	"github.com/mrgen/mrgen/golden/sender"
@@ -24,7 +26,7 @@ func (nic *NIC) senderParams() sender.Params {
 		ids[i] = uint16(ConnIndex(peerOf(nic.host, i), nic.host))
 	}
 	return sender.Params{Window: nw.winPrm, Sack: nw.sprm, Placement: nw.plPrm, WireConn: ids,
-		TicksPerNS: uint64(fabric.Nanosecond), ScanTicks: uint64(nw.cfg.TimerScan),
+		TicksPerNS: uint64(fabric.Nanosecond / nic.tick), ScanTicks: uint64(nw.cfg.TimerScan / nic.tick),
 		AckDelayNS: uint64(nw.cfg.AckDelay.NS()), FirstProbeNS: sender.DefaultFirstProbeNS, TailProbeMinNS: sender.DefaultTailProbeMinNS,
 		Announce: nw.cfg.Announce, WriteOverhead: nic.dataOverhead(wire.OpWrite), SendOverhead: nic.dataOverhead(wire.OpSend)}
 }
@@ -61,16 +63,17 @@ func (nic *NIC) roomy() bool {
 func (nic *NIC) fill() {
 	kick := false
 	for nic.roomy() {
-		pk, ok := nic.snd.Next(nic.ticks())
-		if !ok {
+		c, _ := nic.send(SenderCall{Op: SendNext}) // Next has no error
+		if !c.OK {
 			break
 		}
-		nic.emit(pk)
+		nic.emit(c.Packet)
 		kick = true
 	}
-	for _, t := range nic.snd.TakeWakes() {
-		nic.nw.net.Sim().At(fabric.Time(t), func() {
-			nic.snd.Woke(t)
+	wakes, _ := nic.send(SenderCall{Op: SendTakeWakes})
+	for _, t := range wakes.Wakes {
+		nic.nw.net.Sim().At(nic.timeOf(t), func() {
+			nic.send(SenderCall{Op: SendWoke, Time: t})
 			nic.fill()
 		})
 	}
@@ -108,6 +111,9 @@ func (nic *NIC) emit(pk sender.Packet) {
 		Bytes: nic.frameBytes(w), ECN: ecn, Payload: &frame{w: w, msgID: pk.ID, idx: pk.Index, sent: true, ref: pk.Ref}}
 	k := nic.portOf(pk.Path)
 	nic.dataQ[k] = append(nic.dataQ[k], p)
+	if nic.tap != nil {
+		nic.tap.Data(nic.now(), k, pk)
+	}
 }
 
 // onAck hands an ACK for one of our paths to the sender.
@@ -118,26 +124,26 @@ func (nic *NIC) onAck(w *wire.Packet) {
 			bm.Set(i)
 		}
 	}
-	done, err := nic.snd.Ack(nic.ticks(), sender.AckIn{Conn: int(w.BTH.ConnID), Path: int(w.BTH.PathID), Cum: w.BTH.PSN, Bitmap: bm,
-		ECN: w.Ack.ECNEcho, TSEcho: w.Ack.TimestampEcho, Hint: w.Ack.RateHint})
+	c, err := nic.send(SenderCall{Op: SendAck, Ack: sender.AckIn{Conn: int(w.BTH.ConnID), Path: int(w.BTH.PathID), Cum: w.BTH.PSN,
+		Bitmap: bm, ECN: w.Ack.ECNEcho, TSEcho: w.Ack.TimestampEcho, Hint: w.Ack.RateHint}})
 	if err != nil {
 		nic.cnt["sender_errors"]++
 		return
 	}
-	nic.completed(done)
+	nic.completed(c.Done)
 }
 
 // onNak hands a receiver's refusal to the sender; an RNR retry becomes a fabric event.
 func (nic *NIC) onNak(w *wire.Packet) {
-	due, ok, err := nic.snd.Nak(nic.ticks(), sender.NakIn{Conn: int(w.BTH.ConnID), Path: int(w.BTH.PathID), PSN: w.BTH.PSN,
-		Code: w.Nak.Code, RNRDelay: w.Nak.RNRDelay})
+	c, err := nic.send(SenderCall{Op: SendNak, Nak: sender.NakIn{Conn: int(w.BTH.ConnID), Path: int(w.BTH.PathID), PSN: w.BTH.PSN,
+		Code: w.Nak.Code, RNRDelay: w.Nak.RNRDelay}})
 	if err != nil {
 		nic.cnt["sender_errors"]++
 		return
 	}
-	if ok {
-		nic.nw.net.Sim().At(fabric.Time(due), func() {
-			nic.snd.Retry(nic.ticks())
+	if c.OK {
+		nic.nw.net.Sim().At(nic.timeOf(c.At), func() {
+			nic.send(SenderCall{Op: SendRetry})
 			nic.fill()
 		})
 	}
@@ -145,16 +151,46 @@ func (nic *NIC) onNak(w *wire.Packet) {
 
 // startTimer arms the sender's periodic scan if it is not running.
 func (nic *NIC) startTimer() {
-	if at, ok := nic.snd.Arm(nic.ticks()); ok {
-		nic.nw.net.Sim().At(fabric.Time(at), nic.scan)
+	if c, _ := nic.send(SenderCall{Op: SendArm}); c.OK {
+		nic.nw.net.Sim().At(nic.timeOf(c.At), nic.scan)
 	}
 }
 
 // scan runs the sender's timer scan, takes the packets it made ready, and schedules the next.
 func (nic *NIC) scan() {
-	nic.snd.Scan(nic.ticks())
+	nic.send(SenderCall{Op: SendScan})
 	nic.fill()
-	if at, ok := nic.snd.Rearm(); ok {
-		nic.nw.net.Sim().At(fabric.Time(at), nic.scan)
+	if c, _ := nic.send(SenderCall{Op: SendRearm}); c.OK {
+		nic.nw.net.Sim().At(nic.timeOf(c.At), nic.scan)
 	}
+}
+
+// SenderClock runs host h's sender on a clock of period tick (fabric.Picosecond, the default, or
+// fabric.Nanosecond: the NIC's timestamp counter, as the send engine's RTL counts time), so that
+// a tapped NIC's shadow takes its send decisions at the resolution the RTL does. It must be set
+// before the NIC is given work: it rebuilds the sender.
+func (n *Network) SenderClock(h int, tick fabric.Time) error {
+	nic := n.nics[h]
+	if tick != fabric.Picosecond && tick != fabric.Nanosecond {
+		return fmt.Errorf("transport: sender clock of %d ps: want 1 ps or 1 ns", tick)
+	}
+	if n.cfg.TimerScan%tick != 0 {
+		return fmt.Errorf("transport: timer scan %d ps is not a whole number of %d ps ticks", n.cfg.TimerScan, tick)
+	}
+	for _, cn := range nic.conns {
+		for _, k := range cn.posted {
+			if k != 0 {
+				return fmt.Errorf("transport: host %d's sender already has work: its clock cannot change", h)
+			}
+		}
+	}
+	old := nic.tick
+	nic.tick = tick
+	snd, err := sender.New(nic.senderParams())
+	if err != nil {
+		nic.tick = old
+		return fmt.Errorf("transport: host %d: %w", h, err)
+	}
+	nic.snd = snd
+	return nil
 }

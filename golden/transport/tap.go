@@ -3,6 +3,7 @@ package transport
 import (
 	"github.com/mrgen/mrgen/golden/fabric"
 	"github.com/mrgen/mrgen/golden/placement"
+	"github.com/mrgen/mrgen/golden/sender"
 	"github.com/mrgen/mrgen/golden/wire"
 )
 
@@ -23,6 +24,13 @@ type Tap interface {
 	// Op is a control operation the host performs on the NIC: at construction the regions it
 	// registers and the receives it posts, then a repost after every completion.
 	Op(now fabric.Time, op SetupOp)
+	// Work is a work request the NIC's sender accepted into its ring: the host has written the
+	// message's bytes (traffic.Fill of wr.ID) into its send buffer at wr.Local.
+	Work(now fabric.Time, wr sender.WorkRequest)
+	// Data is a data packet the sender chose, queued on port (with the ANNOUNCE that goes ahead
+	// of it, if pk.Announce, on the same port's control queue). The tapped NIC's packets still
+	// leave through Pull, which the tap calls for its port when the fabric pulls it.
+	Data(now fabric.Time, port int, pk sender.Packet)
 }
 
 // SetupOp is a host's control operation on its NIC's placement engine.
@@ -69,3 +77,16 @@ func PeerOf(h, i int) int { return peerOf(h, i) }
 
 // WireParams are the codec parameters of the run.
 func (n *Network) WireParams() wire.Params { return n.wprm }
+
+// Carrying is the fabric packet p (one the NIC's Pull returned) carrying w instead of its own
+// wire packet: a tapped NIC's RTL builds the frame of the packet golden chose, and its decoded
+// frame is what travels on, with golden's bookkeeping (message, packet index, record).
+func Carrying(p *fabric.Packet, w *wire.Packet) *fabric.Packet {
+	q := *p
+	if fr, ok := p.Payload.(*frame); ok {
+		f := *fr
+		f.w = w
+		q.Payload = &f
+	}
+	return &q
+}

@@ -216,12 +216,12 @@ func peerOf(h, i int) int {
 // Addresses. Each connection has one memory region at the receiver for WRITEs and one buffer
 // area for SENDs; a message's bytes go to slot (stream, MSN mod depth) of the area its opcode
 // uses. A slot is reused only after its previous message was acknowledged in full (the sender's
-// per-stream credit), and so verified. A sender's payload is traffic's bytes of (message,
-// offset), so its work requests carry no local buffer address (golden/sender's DMA read address
-// is then the offset alone).
+// per-stream credit), and so verified. A sender reads a message from its send buffer (work.go,
+// from localBase), which holds traffic's bytes of (message, offset).
 const (
 	writeBase = uint64(1) << 40
 	sendBase  = uint64(2) << 40
+	localBase = uint64(3) << 40
 )
 
 func (n *Network) areaSize() uint64 {

@@ -3,10 +3,12 @@ package transport
 import (
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mrgen/mrgen/golden/fabric"
 	"github.com/mrgen/mrgen/golden/placement"
+	"github.com/mrgen/mrgen/golden/sender"
 	"github.com/mrgen/mrgen/golden/traffic"
 	"github.com/mrgen/mrgen/golden/wire"
 )
@@ -126,4 +128,55 @@ func TestDeterministic(t *testing.T) {
 	t2, c2 := run()
 	require.Equal(t, t1, t2)
 	require.Equal(t, c1, c2)
+}
+
+// A NIC whose sender counts nanoseconds (the RTL's clock) still repairs loss and delivers
+// everything; the clock can be set only before the NIC has work, and only to 1 ps or 1 ns.
+func TestSenderClockNanoseconds(t *testing.T) {
+	w := newWorld(t, smallTopo(), DefaultConfig())
+	require.NoError(t, w.tn.SenderClock(0, fabric.Nanosecond))
+	require.ErrorContains(t, w.tn.SenderClock(1, 10*fabric.Picosecond), "want 1 ps or 1 ns")
+	w.net.SetLinkLoss(0.02)
+	w.post(0, 5, 30, 64<<10)
+	w.post(5, 0, 10, 10_000)
+	require.ErrorContains(t, w.tn.SenderClock(0, fabric.Picosecond), "already has work")
+	w.sim.Run(100 * fabric.Millisecond)
+	requireAllDelivered(t, w)
+	require.Positive(t, w.tn.NIC(0).Counters()["sack_losses"]+w.tn.NIC(0).Counters()["time_losses"])
+	p := w.tn.NIC(0).snd.Params()
+	require.Equal(t, uint64(1), p.TicksPerNS)
+	require.Equal(t, uint64(DefaultConfig().TimerScan/fabric.Nanosecond), p.ScanTicks)
+}
+
+// The sender's call log is complete: a fresh sender given host 0's log (posts, doorbells, Next
+// pulls, Left, ACKs and NAKs, every timer) answers every call exactly as host 0's did, on both
+// sender clocks, under loss.
+func TestSenderLogReplays(t *testing.T) {
+	for _, tick := range []fabric.Time{fabric.Picosecond, fabric.Nanosecond} {
+		w := newWorld(t, smallTopo(), DefaultConfig())
+		require.NoError(t, w.tn.SenderClock(0, tick))
+		var log []SenderCall
+		w.tn.ObserveSender(0, func(_ fabric.Time, c SenderCall) { log = append(log, c) })
+		w.net.SetLinkLoss(0.03)
+		w.post(0, 5, 20, 64<<10)
+		w.post(0, 2, 20, 3000)
+		w.post(5, 0, 10, 10_000)
+		w.sim.Run(100 * fabric.Millisecond)
+		requireAllDelivered(t, w)
+		ops := map[SenderOp]int{}
+		for _, c := range log {
+			ops[c.Op]++
+		}
+		for _, op := range []SenderOp{SendPost, SendDoorbell, SendNext, SendTakeWakes, SendLeft, SendAck, SendArm, SendScan, SendRearm} {
+			require.Positive(t, ops[op], "tick %d: no %v call in the log", tick, op)
+		}
+		fresh, err := sender.New(w.tn.NIC(0).snd.Params())
+		require.NoError(t, err)
+		got := Replay(fresh, log)
+		for i := range log {
+			if d := cmp.Diff(log[i], got[i]); d != "" {
+				t.Fatalf("tick %d: call %d (%v) answers differently on replay (-log +replay):\n%s", tick, i, log[i].Op, d)
+			}
+		}
+	}
 }

@@ -1,8 +1,6 @@
 package transport
 
 import (
-	"errors"
-
 	"github.com/mrgen/mrgen/golden/sender"
 	"github.com/mrgen/mrgen/golden/traffic"
 	"github.com/mrgen/mrgen/golden/wire"
@@ -12,14 +10,23 @@ import (
 //
 // Each (connection, stream) has a ring of WorkDepth send buffers at this host, one per slot of
 // the sender's work-request ring: the k-th message posted on the stream is read from buffer k
-// mod WorkDepth (its bytes are traffic.Byte(message id, offset), so the model keeps no copy).
-// The k-th message is also the stream's MSN k, so the host knows the receiver's buffer of a
-// WRITE when it posts it.
+// mod WorkDepth, at localAddr (its bytes are traffic.Byte(message id, offset), so the model
+// keeps no copy; a tapped NIC's host writes them there when the sender accepts the request).
+// A buffer is rewritten only when its ring slot is reposted, after its message completed. The
+// k-th message is also the stream's MSN k, so the host knows the receiver's buffer of a WRITE
+// when it posts it.
+
+// localAddr is the send buffer of the k-th message posted on stream s of connection c.
+func (nic *NIC) localAddr(c, s int, k uint32) uint64 {
+	depth := uint64(nic.snd.Params().WorkDepth)
+	area := uint64(nic.nw.plPrm.Streams) * depth * nic.nw.slot
+	return localBase + uint64(c)*area + (uint64(s)*depth+uint64(k)%depth)*nic.nw.slot
+}
 
 // workRequest is the work request of message m on stream s of cn, the next one posted there.
 func (nic *NIC) workRequest(cn *conn, s int, m *traffic.Message) sender.WorkRequest {
 	seq := cn.posted[s]
-	wr := sender.WorkRequest{Conn: cn.idx, Stream: s, Op: m.Op, Len: m.Len, ID: m.ID}
+	wr := sender.WorkRequest{Conn: cn.idx, Stream: s, Op: m.Op, Len: m.Len, ID: m.ID, Local: nic.localAddr(cn.idx, s, seq)}
 	if m.Op == wire.OpWrite {
 		peerConn := ConnIndex(cn.peer, nic.host)
 		wr.RemoteVA = nic.nw.slotAddr(writeBase, peerConn, s, seq)
@@ -33,11 +40,12 @@ func (nic *NIC) workRequest(cn *conn, s int, m *traffic.Message) sender.WorkRequ
 func (nic *NIC) post(cn *conn, wr sender.WorkRequest) error {
 	s := wr.Stream
 	if len(cn.backlog[s]) == 0 {
-		err := nic.snd.PostWork(nic.ticks(), wr)
-		if err != nil && !errors.Is(err, sender.ErrQueueFull) {
+		c, err := nic.send(SenderCall{Op: SendPost, Work: wr})
+		if err != nil {
 			return err
 		}
-		if err == nil {
+		if !c.Full {
+			nic.accepted(wr)
 			cn.posted[s]++
 			return nil
 		}
@@ -56,10 +64,18 @@ func (nic *NIC) completed(done []sender.Done) {
 	for _, d := range done {
 		cn := nic.conns[d.Conn]
 		for len(cn.backlog[d.Stream]) > 0 {
-			if err := nic.snd.PostWork(nic.ticks(), cn.backlog[d.Stream][0]); err != nil {
+			if c, err := nic.send(SenderCall{Op: SendPost, Work: cn.backlog[d.Stream][0]}); err != nil || c.Full {
 				break // the ring is full again
 			}
+			nic.accepted(cn.backlog[d.Stream][0])
 			cn.backlog[d.Stream] = cn.backlog[d.Stream][1:]
 		}
+	}
+}
+
+// accepted tells the tap that the sender took wr into its ring (its buffer holds the message).
+func (nic *NIC) accepted(wr sender.WorkRequest) {
+	if nic.tap != nil {
+		nic.tap.Work(nic.now(), wr)
 	}
 }

@@ -6,10 +6,10 @@ import (
 	"github.com/mrgen/mrgen/pipeline"
 )
 
-// nic is the receive pipeline top: its cosim is the closed loop (the RTL as host 0 of the
-// golden transport).
+// nic is the NIC top (nic_rx, nic_tx and the egress merge): its cosim is the closed loop (the
+// RTL as host 0 of the golden transport).
 func init() {
-	register(unitBlock("nic", pipeline.NewRx,
-		func(r *pipeline.Rx) ([]*hdl.Module, *hdl.Module) { return []*hdl.Module{r.Module()}, r.Module() },
+	register(unitBlock("nic", pipeline.NewNIC,
+		func(n *pipeline.NIC) ([]*hdl.Module, *hdl.Module) { return []*hdl.Module{n.Module()}, n.Module() },
 		cosim.RunLoop, cosim.LoopScenarios))
 }
