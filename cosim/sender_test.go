@@ -37,7 +37,7 @@ var senderCoverage = map[string][]string{
 func TestSenderScenarios(t *testing.T) {
 	odd := config.Default()
 	odd.Name, odd.Connections, odd.PathsPerConnection, odd.StreamsPerConnection = "c3-p3-s3", 3, 3, 3
-	odd.PSNWidth, odd.SackWidth = 16, 128
+	odd.PSNWidth, odd.SackWidth, odd.Ports = 16, 128, 3
 	for _, c := range []config.Config{config.Default(), odd} {
 		for _, sc := range SenderScenarios() {
 			t.Run(c.Name+"/"+sc, func(t *testing.T) {

@@ -132,5 +132,8 @@ func (u *Unit) CmdArm() int      { return CmdArm }
 func (u *Unit) CmdScan() int     { return CmdScan }
 func (u *Unit) CmdRearm() int    { return CmdRearm }
 
+// RspAckPort is the answer's op for the ACK port, for templates.
+func (u *Unit) RspAckPort() int { return RspAckPort }
+
 // NakRNR is the receiver-not-ready NAK code, for templates.
 func (u *Unit) NakRNR() int { return int(wire.NakReceiverNotReady) }
