@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 
+	"math/rand/v2"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mrgen/mrgen/golden/sender"
@@ -167,21 +169,29 @@ func runSender(ctx context.Context, lib *verilator.Library, u *hdlsender.Unit, k
 	var cycle uint64
 	watch := cycleWatch{ctx: ctx, m: m, opt: opt, traceAt: traceAt}
 	var got sndRsp
+	// Output backpressure: each of the answer, completion and wake-up outputs is ready in a
+	// cycle with probability OutReady (always when 0); outputs are as just before the edge, so
+	// valid and ready in one Step is a transfer.
+	orng := rand.New(rand.NewPCG(opt.Seed, 0x0ead))
+	ready := func() uint64 { return b2u(k.OutReady == 0 || orng.Float64() < k.OutReady) }
 	step := func() error {
 		if over, err := watch.at(cycle, res.Packets); err != nil {
 			return err
 		} else if over {
 			return errTraceDone
 		}
+		pt.rReady.Set(in, ready())
+		pt.nReady.Set(in, ready())
+		pt.wReady.Set(in, ready())
 		if err := m.Step(in, outb); err != nil {
 			return err
 		}
 		cycle++
-		if pt.nValid.Get(outb) == 1 {
+		if pt.nValid.Get(outb) == 1 && pt.nReady.Get(in) == 1 {
 			got.Done = append(got.Done, sender.Done{Conn: int(pt.nConn.Get(outb)), Stream: int(pt.nStream.Get(outb)),
 				MSN: uint32(pt.nMSN.Get(outb)), ID: pt.nID.Get(outb)})
 		}
-		if pt.wValid.Get(outb) == 1 {
+		if pt.wValid.Get(outb) == 1 && pt.wReady.Get(in) == 1 {
 			got.Wakes = append(got.Wakes, pt.wAt.Get(outb))
 		}
 		return nil
@@ -352,7 +362,7 @@ func runSender(ctx context.Context, lib *verilator.Library, u *hdlsender.Unit, k
 			if pt.aValid.Get(in) == 1 && pt.aReady.Get(outb) == 1 {
 				pt.aValid.Set(in, 0)
 			}
-			if pt.rValid.Get(outb) == 1 {
+			if pt.rValid.Get(outb) == 1 && pt.rReady.Get(in) == 1 {
 				status = int(pt.rStatus.Get(outb))
 				if (cmd.op == -2 || cmd.op == hdlsender.CmdArm || cmd.op == hdlsender.CmdRearm) && status == hdlsender.StatusOK {
 					got.Time = pt.rTime.Get(outb)
@@ -363,9 +373,16 @@ func runSender(ctx context.Context, lib *verilator.Library, u *hdlsender.Unit, k
 				break
 			}
 		}
-		// Outputs the cycle after the answer (a completion or wake-up registered with it).
-		if err := step(); err != nil && !errors.Is(err, errTraceDone) {
-			return nil, nil, err
+		// A completion or wake-up still waiting to be taken belongs to this command.
+		for n := 0; pt.nValid.Get(outb) == 1 && !(pt.nReady.Get(in) == 1) || pt.wValid.Get(outb) == 1 && !(pt.wReady.Get(in) == 1); n++ {
+			if n > limit {
+				return res, mismatch("a completion or wake-up was never taken"), nil
+			}
+			if err := step(); errors.Is(err, errTraceDone) {
+				return res, nil, nil
+			} else if err != nil {
+				return nil, nil, err
+			}
 		}
 		got.Status = status
 		got.TimerValid = pt.tValid.Get(outb) == 1

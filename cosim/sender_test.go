@@ -94,6 +94,9 @@ func TestSenderCatchesTemplateFaults(t *testing.T) {
 		{"tail probe without the ACK delay", "clean",
 			"wire [31:0] pto_c = ((pto_a > pto_b) ? pto_a : pto_b) + ACK_DELAY;",
 			"wire [31:0] pto_c = ((pto_a > pto_b) ? pto_a : pto_b);", "", false},
+		{"a completion overwrites one not yet taken", "failure",
+			"        if (!dn_valid || m_done_ready) begin\n          dn_valid_n = 1'b1;",
+			"        if (1'b1) begin\n          dn_valid_n = 1'b1;", "Done", false},
 		{"ring full one entry early", "random",
 			"end else if (sm_posted == WORK_DEPTH) begin", "end else if (sm_posted + 33'd1 == WORK_DEPTH) begin", "Status", false},
 	}

@@ -35,6 +35,7 @@ type senderKnobs struct {
 	NoScan         bool    // the host never arms the timer scan
 	Dead           float64 // each path is dead (drops everything) with this probability ...
 	DeadEvery      uint64  // ... redrawn every DeadEvery ns
+	OutReady       float64 // the answer, completion and wake-up outputs are ready in a cycle (0: always)
 }
 
 var senderScenarios = map[string]senderKnobs{
@@ -48,13 +49,15 @@ var senderScenarios = map[string]senderKnobs{
 	"paced": {Post: 1, Next: 4, Left: 4, DtMax: 200, AckAll: 1, ECN: 0.2, Hint: 0.7, HintMax: 400, PendingMax: 16},
 	// Everything at once, on a few connections and streams so rings fill (queue full).
 	"random": {Conns: 2, Streams: 2, MaxPkts: 8, Post: 2, Next: 2, Left: 2, DtMax: 600, Loss: 0.03, AckLoss: 0.03,
-		Jitter: 1500, AckAll: 0.4, ECN: 0.1, Hint: 0.3, HintMax: 2000, PendingMax: 12, Nak: 0.02, RNR: 0.8, RNRMax: 20},
+		Jitter: 1500, AckAll: 0.4, ECN: 0.1, Hint: 0.3, HintMax: 2000, PendingMax: 12, Nak: 0.02, RNR: 0.8, RNRMax: 20,
+		OutReady: 0.4},
 	// Path failures by silence: dead paths time out, become suspect, fail (their packets move
 	// to the others), are probed and come back (PathInit).
 	"failure": {MaxPkts: 4, Post: 1, Next: 3, Left: 3, DtMax: 1500, Loss: 0.01, AckAll: 0.5, PendingMax: 8,
-		Dead: 0.3, DeadEvery: 3_000_000, Nak: 0.005, RNR: 1, RNRMax: 5},
+		Dead: 0.3, DeadEvery: 3_000_000, Nak: 0.005, RNR: 1, RNRMax: 5, OutReady: 0.2},
 	// Receiver-not-ready NAKs: RNR retries through the moved FIFOs, fatal NAKs failing messages.
-	"rnr": {MaxPkts: 4, Post: 1, Next: 3, Left: 3, DtMax: 400, Loss: 0.01, AckAll: 0.5, PendingMax: 8, Nak: 0.08, RNR: 0.85, RNRMax: 10},
+	"rnr": {MaxPkts: 4, Post: 1, Next: 3, Left: 3, DtMax: 400, Loss: 0.01, AckAll: 0.5, PendingMax: 8, Nak: 0.08, RNR: 0.85, RNRMax: 10,
+		OutReady: 0.3},
 }
 
 // sndCmd is one stimulus command, rendered in mismatch reports.
