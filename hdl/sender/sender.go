@@ -59,13 +59,15 @@ const (
 	StatusIgnore = 3 // an ACK-port input the engine does not take (neither ACK nor NAK)
 )
 
-// DefaultScanNS is the period of the timer scan the engine is built with (ScanTicks, ns).
-const DefaultScanNS = 10_000
+// RspAckPort is m_rsp_op of the answer to an ACK-port input (an ACK or NAK from nic_rx).
+const RspAckPort = 15
+
 
 // PortW is the width of the egress port (nic_tx's PortBits).
 const PortW = 3
 
-// DefaultPlanes is the number of egress ports (planes) the descriptor's port is taken modulo:
+// DefaultPlanes was the number of egress ports (planes) the descriptor's port is taken modulo
+// (now the configuration's ports):
 // golden/transport's portOf(path) = path mod planes.
 const DefaultPlanes = 2
 
@@ -130,7 +132,8 @@ func pack(fs []Field) ([]Field, int) {
 }
 
 // GoldenParams are golden/sender's parameters for a configuration, as the engine is built:
-// TicksPerNS 1 (the NIC's ns counter), the scan every DefaultScanNS, the tail probe's defaults,
+// TicksPerNS 1 (the NIC's ns counter), the scan every rate_hint.scan_ns (golden/transport's
+// TimerScan), the tail probe's defaults,
 // the frame overheads of golden/transport (frame, FCS, preamble and gap).
 func GoldenParams(c config.Config) (goldensender.Params, error) {
 	wp := wire.ParamsFrom(c)
@@ -148,7 +151,7 @@ func GoldenParams(c config.Config) (goldensender.Params, error) {
 		ids[i] = uint16(i)
 	}
 	p := goldensender.Params{Window: goldenwindow.ParamsFrom(c), Sack: goldensack.ParamsFrom(c),
-		Placement: placement.ParamsFrom(c), WireConn: ids, TicksPerNS: 1, ScanTicks: DefaultScanNS,
+		Placement: placement.ParamsFrom(c), WireConn: ids, TicksPerNS: 1, ScanTicks: uint64(c.RateHint.ScanNS),
 		AckDelayNS: uint64(c.AckPolicy.DelayNS), FirstProbeNS: goldensender.DefaultFirstProbeNS,
 		TailProbeMinNS: goldensender.DefaultTailProbeMinNS, Announce: c.RateHint.Announce,
 		WriteOverhead: over(wire.OpWrite), SendOverhead: over(wire.OpSend)}
@@ -180,7 +183,7 @@ func New(c config.Config) (*Unit, error) {
 		CW: p.Sack.ConnBits, AW: p.Sack.PathBits, PW: c.PSNWidth, W: c.SackWidth,
 		C: c.Connections, Paths: c.PathsPerConnection, S: p.Placement.Streams, D: p.Placement.Depth,
 		WD: p.WorkDepth, R: p.RecordDepth(), MP: p.MaxPackets(), RetxD: p.RetxDepth, MovedD: p.MovedDepth,
-		Planes: DefaultPlanes, MTU: c.MTU, MaxLen: p.Placement.MaxMsgLen(),
+		Planes: c.Ports, MTU: c.MTU, MaxLen: p.Placement.MaxMsgLen(),
 		WriteOverhead: p.WriteOverhead, SendOverhead: p.SendOverhead}
 	if u.R&(u.R-1) != 0 {
 		return nil, fmt.Errorf("sender: record depth %d is not a power of two", u.R)
