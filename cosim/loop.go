@@ -447,6 +447,14 @@ func (h *loopHarness) finish(ledger *traffic.Ledger) (*Result, *Mismatch, error)
 		}
 		h.res.Compared += p.n
 	}
+	// The engine counted what golden's sender counted.
+	gc := hdlsender.CounterValues(h.gold.SenderCounters())
+	for i, c := range h.eu.Counters {
+		if got := h.ep.cnt[i].Get(h.out); got != gc[i]&0xffffffff {
+			h.mismatch("send engine counters", i, "end of run", fmt.Sprintf("eng_cnt_%s: golden %d, RTL %d", c.Name, gc[i], got))
+			return h.res, h.mm, nil
+		}
+	}
 	if d := h.gold.Memory().Diff(h.rtlMem); d != "" {
 		h.mismatch("host memory", 0, "end of run", d)
 		return h.res, h.mm, nil
