@@ -141,7 +141,7 @@ func maxSenderCycles(u *hdlsender.Unit) int {
 	return 1000 + 8*(u.R+u.W+u.MP+u.C*(u.S+8)) + 4*u.RetxD
 }
 
-var sndCmdNames = []string{"post", "doorbell", "next", "left", "woke", "retry"}
+var sndCmdNames = []string{"post", "doorbell", "next", "left", "woke", "retry", "arm", "scan", "rearm"}
 
 func runSender(ctx context.Context, lib *verilator.Library, u *hdlsender.Unit, k senderKnobs, opt Options, traceAt int64) (*Result, *Mismatch, error) {
 	m, err := lib.New()
@@ -233,6 +233,7 @@ func runSender(ctx context.Context, lib *verilator.Library, u *hdlsender.Unit, k
 				sent++
 			} else {
 				want.Status = hdlsender.StatusNone
+				tr.afterScan = 0
 			}
 		case hdlsender.CmdLeft:
 			gold.Left(cmd.now, cmd.ref)
@@ -241,6 +242,25 @@ func runSender(ctx context.Context, lib *verilator.Library, u *hdlsender.Unit, k
 			gold.Woke(cmd.t)
 		case hdlsender.CmdRetry:
 			gold.Retry(cmd.now)
+		case hdlsender.CmdArm, hdlsender.CmdRearm:
+			var t uint64
+			var ok bool
+			if cmd.op == hdlsender.CmdArm {
+				t, ok = gold.Arm(cmd.now)
+			} else {
+				t, ok = gold.Rearm()
+			}
+			if ok {
+				want.Time = t
+				tr.scanOn, tr.scanAt = true, t
+			} else {
+				want.Status = hdlsender.StatusNone
+				if cmd.op == hdlsender.CmdRearm {
+					tr.scanOn = false
+				}
+			}
+		case hdlsender.CmdScan:
+			gold.Scan(cmd.now)
 		case -2:
 			due, ok, err := gold.Nak(cmd.now, cmd.nak)
 			switch {
@@ -334,7 +354,7 @@ func runSender(ctx context.Context, lib *verilator.Library, u *hdlsender.Unit, k
 			}
 			if pt.rValid.Get(outb) == 1 {
 				status = int(pt.rStatus.Get(outb))
-				if cmd.op == -2 && status == hdlsender.StatusOK {
+				if (cmd.op == -2 || cmd.op == hdlsender.CmdArm || cmd.op == hdlsender.CmdRearm) && status == hdlsender.StatusOK {
 					got.Time = pt.rTime.Get(outb)
 				}
 				if cmd.op == hdlsender.CmdNext && status == hdlsender.StatusOK {

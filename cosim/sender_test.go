@@ -28,6 +28,8 @@ var senderCoverage = map[string][]string{
 	"paced":   {"blocked_rate_cap", "cmd_woke", "ecn_echoes"},
 	"random":  {"queue_full", "completions", "retransmissions"},
 	"rnr":     {"naks", "messages_failed", "cmd_retry", "moved_sent", "completions"},
+	"failure": {"tail_probes", "timeouts", "paths_suspect", "paths_failed", "paths_probed", "rto_retransmissions",
+		"rto_copies", "moved", "moved_sent", "cmd_scan", "completions"},
 }
 
 // TestSenderScenarios runs every scenario on the default configuration and on a small 3 x 3
@@ -40,6 +42,9 @@ func TestSenderScenarios(t *testing.T) {
 		for _, sc := range SenderScenarios() {
 			t.Run(c.Name+"/"+sc, func(t *testing.T) {
 				n := 10_000
+				if sc == "failure" {
+					n = 30_000 // failures take a few RTOs to come, probes a millisecond more
+				}
 				res := runSenderTest(t, c, sc, 5, n, nil, "")
 				requireClean(t, res)
 				require.Equal(t, n, res.Compared)
@@ -78,6 +83,17 @@ func TestSenderCatchesTemplateFaults(t *testing.T) {
 			"if (k_code != NAK_RNR) begin", "if (1'b0) begin", "", false},
 		{"retry due ignores the RNR delay's unit", "rnr",
 			"wire [63:0] nak_due = now + {48'd0, k_rnr} * 64'd1000;", "wire [63:0] nak_due = now + {48'd0, k_rnr} * 64'd1024;", "Time", false},
+		{"failed path moves copied packets again", "failure",
+			"if (!rec_rd[R_SACKED] && (sc_ev == EV_PROBE || !rec_rd[R_COPIED])) begin",
+			"if (!rec_rd[R_SACKED]) begin", "", false},
+		{"probe restart without PathInit", "failure",
+			"cs_wd[C_NEED_INIT +: PATH_SLOTS] = cs_need_init | c_path_hot;",
+			"cs_wd[C_NEED_INIT +: PATH_SLOTS] = cs_need_init;", "", false},
+		{"scan idle while a path is not active", "failure",
+			"|| cs_pstate != {(2*PATH_SLOTS){1'b0}}) begin", ") begin", "", false},
+		{"tail probe without the ACK delay", "clean",
+			"wire [31:0] pto_c = ((pto_a > pto_b) ? pto_a : pto_b) + ACK_DELAY;",
+			"wire [31:0] pto_c = ((pto_a > pto_b) ? pto_a : pto_b);", "", false},
 		{"ring full one entry early", "random",
 			"end else if (sm_posted == WORK_DEPTH) begin", "end else if (sm_posted + 33'd1 == WORK_DEPTH) begin", "Status", false},
 	}
@@ -86,7 +102,11 @@ func TestSenderCatchesTemplateFaults(t *testing.T) {
 		tf = append(tf, templateFault{Name: f.name, Module: "tx_engine", From: f.from, To: f.to, Field: f.field, VCD: f.vcd, Scenario: f.scenario})
 	}
 	requireFaultsCaught(t, tf, func(t *testing.T, f templateFault, mutate func([]gen.Source) error, vcd string) *Result {
-		return runSenderTest(t, config.Default(), f.Scenario, 5, 10_000, mutate, vcd)
+		n := 10_000
+		if f.Scenario == "failure" {
+			n = 30_000 // failures take a few RTOs to come, probes a millisecond more
+		}
+		return runSenderTest(t, config.Default(), f.Scenario, 5, n, mutate, vcd)
 	})
 }
 

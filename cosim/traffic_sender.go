@@ -32,6 +32,9 @@ type senderKnobs struct {
 	Nak            float64 // the receiver refuses a data packet (NAK, not processed)
 	RNR            float64 // ... with receiver-not-ready (else a fatal code)
 	RNRMax         int     // largest RNR delay, us
+	NoScan         bool    // the host never arms the timer scan
+	Dead           float64 // each path is dead (drops everything) with this probability ...
+	DeadEvery      uint64  // ... redrawn every DeadEvery ns
 }
 
 var senderScenarios = map[string]senderKnobs{
@@ -46,6 +49,10 @@ var senderScenarios = map[string]senderKnobs{
 	// Everything at once, on a few connections and streams so rings fill (queue full).
 	"random": {Conns: 2, Streams: 2, MaxPkts: 8, Post: 2, Next: 2, Left: 2, DtMax: 600, Loss: 0.03, AckLoss: 0.03,
 		Jitter: 1500, AckAll: 0.4, ECN: 0.1, Hint: 0.3, HintMax: 2000, PendingMax: 12, Nak: 0.02, RNR: 0.8, RNRMax: 20},
+	// Path failures by silence: dead paths time out, become suspect, fail (their packets move
+	// to the others), are probed and come back (PathInit).
+	"failure": {MaxPkts: 4, Post: 1, Next: 3, Left: 3, DtMax: 1500, Loss: 0.01, AckAll: 0.5, PendingMax: 8,
+		Dead: 0.3, DeadEvery: 3_000_000, Nak: 0.005, RNR: 1, RNRMax: 5},
 	// Receiver-not-ready NAKs: RNR retries through the moved FIFOs, fatal NAKs failing messages.
 	"rnr": {MaxPkts: 4, Post: 1, Next: 3, Left: 3, DtMax: 400, Loss: 0.01, AckAll: 0.5, PendingMax: 8, Nak: 0.08, RNR: 0.85, RNRMax: 10},
 }
@@ -76,6 +83,12 @@ func (c sndCmd) String() string {
 		return fmt.Sprintf("Woke at %d: %d", c.now, c.t)
 	case 5:
 		return fmt.Sprintf("Retry at %d", c.now)
+	case 6:
+		return fmt.Sprintf("Arm at %d", c.now)
+	case 7:
+		return fmt.Sprintf("Scan at %d", c.now)
+	case 8:
+		return fmt.Sprintf("Rearm at %d", c.now)
 	case -2:
 		return fmt.Sprintf("NAK at %d: %+v", c.now, c.nak)
 	}
@@ -103,11 +116,20 @@ type senderTraffic struct {
 	wire    []inFlight // data packets and ACKs, unordered; delivered when due
 	wakes   []uint64
 	retries []uint64 // RNR retries due
-	nextID  uint64
-	bell    int // a doorbell to ring next (the host rings after every post), or -1
-	conns   int
-	streams int
-	maxLen  uint32
+	// The timer scan as the host sees it: armed (scanOn, at scanAt), an Arm to send, the Next
+	// pulls left after a scan before its Rearm.
+	scanOn    bool
+	scanAt    uint64
+	arm       bool
+	afterScan int
+	rearm     bool
+	dead      map[int]bool
+	deadAt    uint64
+	nextID    uint64
+	bell      int // a doorbell to ring next (the host rings after every post), or -1
+	conns     int
+	streams   int
+	maxLen    uint32
 }
 
 func newSenderTraffic(k senderKnobs, p sender.Params, seed uint64) *senderTraffic {
@@ -129,7 +151,22 @@ func newSenderTraffic(k senderKnobs, p sender.Params, seed uint64) *senderTraffi
 func (t *senderTraffic) next() sndCmd {
 	if c := t.bell; c >= 0 {
 		t.bell = -1
+		t.arm = !t.k.NoScan
 		return sndCmd{op: 1, now: t.now, conn: c}
+	}
+	if t.arm {
+		t.arm = false
+		if !t.scanOn {
+			return sndCmd{op: 6, now: t.now}
+		}
+	}
+	if t.afterScan > 0 {
+		t.afterScan--
+		return sndCmd{op: 2, now: t.now}
+	}
+	if t.rearm {
+		t.rearm = false
+		return sndCmd{op: 8, now: t.now}
 	}
 	t.now += uint64(t.rng.IntN(int(t.k.DtMax) + 1))
 	for i, w := range t.wakes {
@@ -137,6 +174,22 @@ func (t *senderTraffic) next() sndCmd {
 			t.wakes = append(t.wakes[:i], t.wakes[i+1:]...)
 			return sndCmd{op: 4, now: t.now, t: w}
 		}
+	}
+	if t.k.Dead > 0 && t.now >= t.deadAt {
+		t.deadAt = t.now + t.k.DeadEvery
+		t.dead = map[int]bool{}
+		for c := range t.conns {
+			for p := range t.p.Window.Paths {
+				if t.rng.Float64() < t.k.Dead {
+					t.dead[c<<t.p.Sack.PathBits|p] = true
+				}
+			}
+		}
+	}
+	if t.scanOn && t.scanAt <= t.now {
+		t.scanOn = false // until Rearm answers
+		t.afterScan, t.rearm = 4, true
+		return sndCmd{op: 7, now: t.now}
 	}
 	if len(t.retries) > 0 && t.retries[0] <= t.now {
 		t.retries = t.retries[1:]
@@ -149,9 +202,11 @@ func (t *senderTraffic) next() sndCmd {
 		}
 		t.wire = append(t.wire[:i], t.wire[i+1:]...)
 		if f.ack != nil {
+			t.arm = !t.k.NoScan
 			return sndCmd{op: -1, now: t.now, ack: *f.ack}
 		}
 		if f.nak != nil {
+			t.arm = !t.k.NoScan
 			return sndCmd{op: -2, now: t.now, nak: *f.nak}
 		}
 		t.deliver(f)
@@ -203,7 +258,7 @@ func (t *senderTraffic) left(ref sender.Ref) {
 			continue
 		}
 		t.inNIC = append(t.inNIC[:i], t.inNIC[i+1:]...)
-		if t.rng.Float64() < t.k.Loss {
+		if t.rng.Float64() < t.k.Loss || t.dead[pk.Conn<<t.p.Sack.PathBits|pk.Path] {
 			return
 		}
 		at := t.now + 1_500
@@ -228,7 +283,7 @@ func (t *senderTraffic) deliver(f inFlight) {
 	idx, _ := t.p.Sack.Index(uint32(f.pk.Conn), uint32(f.pk.Path))
 	ackReq := f.pk.Flags&wire.FlagAckReq != 0
 	res := t.rx.PacketInit(idx, f.pk.PSN, ackReq, f.pk.Flags&wire.FlagPathInit != 0)
-	if !res.AckDue && t.rng.Float64() >= t.k.AckAll {
+	if !res.AckDue && t.rng.Float64() >= t.k.AckAll || t.dead[idx] {
 		return
 	}
 	if t.rng.Float64() < t.k.AckLoss {

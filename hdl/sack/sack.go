@@ -40,7 +40,7 @@ const (
 	TxOpAck  = 0 // an ACK: s_ack_psn is the cumulative PSN, s_ack_bitmap the SACK bitmap
 	TxOpInit = 1 // connection setup: una = nxt = s_ack_psn
 	TxOpSent = 2 // the path sent s_ack_psn
-	TxOpNop  = 3 // reserved: accepted and ignored
+	TxOpRead = 3 // read: the entry's una and nxt answered on m_loss (status 1, no loss), unchanged
 )
 
 // Unit is the derived description of the SACK unit for one configuration.

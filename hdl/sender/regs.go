@@ -31,8 +31,12 @@ func (u *Unit) States() []string {
 		"S_PR4", "S_WAKE", "S_PR_SD", "S_PR5", "S_SN0", "S_NN0", "S_NNC", "S_NN1", "S_SN_REC", "S_SN_REC2",
 		"S_SN_SENT", "S_SN_MSG", "S_DESC", "S_DIV", "S_PACE", "S_A0", "S_A1", "S_A2", "S_AW0", "S_AW1",
 		"S_AS0", "S_AS1", "S_LB0", "S_LB1", "S_AU0", "S_AU1", "S_AFIN", "S_K0", "S_K1", "S_K2", "S_K3", "S_K4",
-		"S_NK1", "S_RETRY", "S_RETRY2"}
+		"S_NK1", "S_RETRY", "S_RETRY2", "S_ARM", "S_REARM", "S_SCAN", "S_SCC", "S_SP0", "S_SP1",
+		"S_OW0", "S_OW1", "S_TP1", "S_EX0", "S_EX1", "S_RT1", "S_CP0", "S_CP1", "S_MV0", "S_MV1", "S_PI0", "S_SPN"}
 }
+
+// StateW is the width of the state register (and of the return-state registers).
+func (u *Unit) StateW() int { return clog2(len(u.States())) }
 
 // Regs are the engine's scalar registers.
 func (u *Unit) Regs() []Reg {
@@ -41,7 +45,7 @@ func (u *Unit) Regs() []Reg {
 	data := func(name string, w int) Reg { return Reg{Name: name, Width: w} }
 	cw, aw, sw, pw := u.CW, u.AW, u.SW, u.PW
 	rs := []Reg{
-		ctl("st", 6, "S_CLEAR"), zero("clr_idx", u.ClearW), data("aw_ret", 6), data("k_ret", 6),
+		ctl("st", u.StateW(), "S_CLEAR"), zero("clr_idx", u.ClearW), data("aw_ret", u.StateW()), data("k_ret", u.StateW()),
 		data("c_op", 4), data("c_conn", cw), data("c_stream", sw), data("c_path", aw), data("c_gen", 16),
 		data("c_wrop", wire.OpcodeBits), data("c_len", 32), data("c_local", 64), data("c_va", 64),
 		data("c_rkey", 32), data("c_id", 64), data("c_time", 64), data("tries", cw+1),
@@ -64,6 +68,8 @@ func (u *Unit) Regs() []Reg {
 		data("d_announce", 1), data("d_id", 64), data("d_index", u.IXW),
 		data("dv_num", 32), data("dv_den", 24), data("dv_rem", 32), data("dv_q", 32), data("dv_cnt", 6),
 		zero("retx_head", u.RetxW), zero("retx_tail", u.RetxW), zero("retx_count", u.RetxW+1),
+		zero("scan_on", 1), data("scan_at", 64), zero("scan_busy", 1), data("sc_c", cw+1), data("sc_p", aw+1),
+		data("sc_ev", 3), data("sc_found", 1), data("moved_any", 1), data("ow_ret", u.StateW()),
 		zero("retry_head", u.RetryW), zero("retry_tail", u.RetryW), zero("retry_count", u.RetryW+1),
 	}
 	for _, c := range u.Counters {
@@ -122,6 +128,9 @@ func (u *Unit) CmdNext() int     { return CmdNext }
 func (u *Unit) CmdLeft() int     { return CmdLeft }
 func (u *Unit) CmdWoke() int     { return CmdWoke }
 func (u *Unit) CmdRetry() int    { return CmdRetry }
+func (u *Unit) CmdArm() int      { return CmdArm }
+func (u *Unit) CmdScan() int     { return CmdScan }
+func (u *Unit) CmdRearm() int    { return CmdRearm }
 
 // NakRNR is the receiver-not-ready NAK code, for templates.
 func (u *Unit) NakRNR() int { return int(wire.NakReceiverNotReady) }

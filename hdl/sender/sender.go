@@ -49,6 +49,9 @@ const (
 	CmdLeft     = 3 // Left
 	CmdWoke     = 4 // Woke(s_cmd_time)
 	CmdRetry    = 5 // Retry
+	CmdArm      = 6 // Arm: answered with the first scan's time
+	CmdScan     = 7 // Scan
+	CmdRearm    = 8 // Rearm: answered with the next scan's time, or none (the scan stops)
 )
 
 // Response status (m_rsp_status).
@@ -105,7 +108,9 @@ type Unit struct {
 	SendOverhead         int
 
 	Rec, Ent, Conn, Strm []Field
+	Path                 []Field
 	RecW, EntW, ConnW    int
+	PathW                int
 	StrmW                int
 	Counters             []Counter
 }
@@ -222,8 +227,12 @@ func New(c config.Config) (*Unit, error) {
 		{Name: "rr", Width: u.SW}, {Name: "in_work", Width: 1}, {Name: "blocked", Width: 1},
 		{Name: "next_send", Width: 64}, {Name: "sending", Width: 1}, {Name: "heard", Width: 1},
 		{Name: "hint", Width: 16}, {Name: "inflight", Width: goldenwindow.ConnInflightBits},
-		{Name: "need_init", Width: ps}, {Name: "probed", Width: ps},
+		{Name: "need_init", Width: ps}, {Name: "probed", Width: ps}, {Name: "pstate", Width: 2 * ps},
 		{Name: "mv_head", Width: u.MovedW}, {Name: "mv_tail", Width: u.MovedW}, {Name: "mv_count", Width: u.MovedW + 1},
+	})
+	u.Path, u.PathW = pack([]Field{
+		{Name: "entropy", Width: 16}, {Name: "rtt_valid", Width: 1}, {Name: "srtt", Width: 32},
+		{Name: "rttvar", Width: 32}, {Name: "npsn", Width: u.PW}, {Name: "live", Width: u.RW + 1},
 	})
 	u.Strm, u.StrmW = pack([]Field{
 		{Name: "head", Width: 32}, {Name: "start", Width: 32}, {Name: "tail", Width: 32},
@@ -240,6 +249,10 @@ func New(c config.Config) (*Unit, error) {
 		{"stale_dropped", "copies of reposted messages dropped"},
 		{"naks", "NAKs taken"}, {"messages_failed", "messages failed by a NAK"},
 		{"moved_overflows", "moved FIFO overflows"}, {"retry_overflows", "RNR retry FIFO overflows"},
+		{"tail_probes", "tail-loss probes"}, {"timeouts", "retransmit timeouts"}, {"paths_suspect", "paths became suspect"},
+		{"paths_failed", "paths failed"}, {"paths_probed", "failed paths probed"},
+		{"rto_retransmissions", "oldest packets resent on a timeout"}, {"rto_copies", "packets copied off a timed-out path"},
+		{"moved", "packets moved off a failed path"},
 	}
 	return u, nil
 }
@@ -249,7 +262,8 @@ func CounterValues(c goldensender.Counters) []uint64 {
 	return []uint64{c.DataSent, c.MovedSent, c.Retransmissions, c.Blocked[goldenwindow.ReasonConnWindow],
 		c.Blocked[goldenwindow.ReasonRateCap], c.Blocked[goldenwindow.ReasonNoPath], c.Announces, c.Acks,
 		c.AcksOnFailedPath, c.ECNEchoes, c.SackLosses, c.TimeLosses, c.QueueFull, c.RetxOverflows, c.StaleDropped,
-		c.Naks, c.MessagesFailed, c.MovedOverflows, c.RetryOverflows}
+		c.Naks, c.MessagesFailed, c.MovedOverflows, c.RetryOverflows, c.TailProbes, c.Timeouts, c.PathsSuspect,
+		c.PathsFailed, c.PathsProbed, c.RTORetransmissions, c.RTOCopies, c.Moved}
 }
 
 // DescFields are the descriptor's fields (nic_tx's s_txd fields and the engine's own), in port
@@ -288,7 +302,7 @@ func (u *Unit) Module() *hdl.Module {
 		in("now", 64, "time, ns (the NIC's timestamp counter); held while a command runs"),
 		in("s_cmd_valid", 1, "a command (golden/sender method) is offered"),
 		out("s_cmd_ready", 1, "taken when valid and ready: idle, no response waiting"),
-		in("s_cmd_op", 4, "0 PostWork, 1 Doorbell, 2 Next, 3 Left, 4 Woke, 5 Retry"),
+		in("s_cmd_op", 4, "0 PostWork, 1 Doorbell, 2 Next, 3 Left, 4 Woke, 5 Retry, 6 Arm, 7 Scan, 8 Rearm"),
 		in("s_cmd_conn", u.CW, "connection (PostWork, Doorbell, Left)"),
 		in("s_cmd_stream", u.SW, "PostWork: stream"),
 		in("s_cmd_wr_op", wire.OpcodeBits, "PostWork: opcode, 0x01 WRITE or 0x02 SEND"),
@@ -319,7 +333,7 @@ func (u *Unit) Module() *hdl.Module {
 		in("m_rsp_ready", 1, "taken"),
 		out("m_rsp_op", 4, "the command answered (s_cmd_op), or 15 for the ACK port"),
 		out("m_rsp_status", 2, "0 ok (Next: packet; NAK: retry queued), 1 none / queue full, 2 error, 3 ignored"),
-		out("m_rsp_time", 64, "NAK with status 0: when its RNR retry falls due, ns"),
+		out("m_rsp_time", 64, "status 0: NAK, its RNR retry's due time; Arm, Rearm: the next scan's time, ns"),
 	)
 	ports = append(ports, u.DescFields()...)
 	ports = append(ports,
@@ -333,7 +347,7 @@ func (u *Unit) Module() *hdl.Module {
 		in("m_wake_ready", 1, "taken"),
 		out("m_wake_at", 64, "when, ns: then Woke(at) and Next"),
 		out("m_timer_valid", 1, "a timer is pending (golden NextTimer)"),
-		out("m_timer_at", 64, "the earliest: the oldest RNR retry's due time or the pacing wake-up, ns"),
+		out("m_timer_at", 64, "the earliest: scan, oldest RNR retry or pacing wake-up, ns"),
 		out("busy", 1, "the post-reset clear is running"),
 	)
 	for _, c := range u.Counters {
@@ -407,6 +421,8 @@ func (u *Unit) Params(which, prefix string) string {
 		fs = u.Conn
 	case "strm":
 		fs = u.Strm
+	case "path":
+		fs = u.Path
 	}
 	s := ""
 	for _, f := range fs {
