@@ -170,8 +170,8 @@ func (h *loopHarness) replay(c transport.SenderCall) {
 			return
 		}
 		got.Status, got.Time, got.Pkt = h.cmdRsp.Status, h.cmdRsp.Time, h.cmdRsp.Pkt
-		if c.Op != transport.SendNak && c.Op != transport.SendArm && c.Op != transport.SendRearm {
-			got.Time = 0
+		if got.Status != hdlsender.StatusOK || c.Op != transport.SendNak && c.Op != transport.SendArm && c.Op != transport.SendRearm {
+			got.Time = 0 // a time is an answer only with status ok
 		}
 		if got.Pkt != nil {
 			// The engine's descriptor waits for its port, as golden's packet waits in its queue.
