@@ -270,7 +270,7 @@ func runLoop(ctx context.Context, lib *verilator.Library, nic *pipeline.NIC, k l
 	if h.ep, err = bindEnginePorts(lib.Layout(), nic.Eng); err != nil {
 		return nil, nil, fmt.Errorf("cosim: nic_top ports: %w", err)
 	}
-	h.sendMem = newSendMem()
+	h.sendMem = placement.NewHostMemory()
 
 	// The fabric: host 0 and one peer per connection, two leaves and four spines per plane, one
 	// plane per NIC port (sprayed packets take routes of different delay, so they arrive out of
@@ -446,6 +446,13 @@ func (h *loopHarness) finish(ledger *traffic.Ledger) (*Result, *Mismatch, error)
 			return h.res, h.mm, nil
 		}
 		h.res.Compared += p.n
+	}
+	// nic_tx built one frame per descriptor, every read of the length asked.
+	if n, r := h.tp.txFrames.Get(h.out), h.tp.txReads.Get(h.out); n != uint64(h.data.n)&0xffffffff ||
+		r != uint64(h.reads.n)&0xffffffff || h.tp.txErr.Get(h.out) != 0 {
+		h.mismatch("data frames", h.data.n, "end of run", fmt.Sprintf("tx_cnt_frames %d for %d frames, tx_cnt_reads %d for %d reads, tx_err_len_count %d",
+			n, h.data.n, r, h.reads.n, h.tp.txErr.Get(h.out)))
+		return h.res, h.mm, nil
 	}
 	// The engine counted what golden's sender counted.
 	gc := hdlsender.CounterValues(h.gold.SenderCounters())

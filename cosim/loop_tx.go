@@ -1,6 +1,5 @@
-// The closed loop's send side: host 0's data packets, chosen by its golden shadow's sender and
-// built by the RTL (nic_tx inside nic_top) when the fabric pulls them, and the ACKs and NAKs the
-// RTL hands to its send side (m_ackin).
+// The closed loop's send side: host 0's data packets, chosen by the RTL's send engine
+// (loop_engine.go) and built by nic_tx inside nic_top when the fabric pulls them.
 
 package cosim
 
@@ -8,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/mrgen/mrgen/golden/fabric"
-	"github.com/mrgen/mrgen/golden/placement"
 	"github.com/mrgen/mrgen/golden/sender"
 	"github.com/mrgen/mrgen/golden/traffic"
 	"github.com/mrgen/mrgen/golden/transport"
@@ -26,7 +24,7 @@ import (
 // it on m_axis. The RTL's frame, compared byte for byte with the shadow's, is what goes into the
 // fabric.
 
-// txPorts are the nic_top ports of the transmit data path and of m_ackin's fields.
+// txPorts are the nic_top ports of the transmit data path.
 type txPorts struct {
 	dataECN                                            verilator.Field
 	txdValid, txdReady                                 verilator.Field
@@ -232,6 +230,3 @@ func (h *loopHarness) takeTx(in, out []uint32, now int64) {
 		h.txTook = true
 	}
 }
-
-// newSendMem is host 0's memory of send buffers.
-func newSendMem() *placement.HostMemory { return placement.NewHostMemory() }
