@@ -69,10 +69,6 @@ const RspAckPort = 15
 // PortW is the width of the egress port (nic_tx's PortBits).
 const PortW = 3
 
-// DefaultPlanes was the number of egress ports (planes) the descriptor's port is taken modulo
-// (now the configuration's ports):
-// golden/transport's portOf(path) = path mod planes.
-const DefaultPlanes = 2
 
 // Field is one field of a packed entry.
 type Field struct {
