@@ -2,6 +2,7 @@ package cosim
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -44,6 +45,18 @@ func TestLoopScenarios(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLoopTwoPorts runs the closed loop on a NIC of two ports (two fabric planes): a path's data
+// leaves on port path mod 2 (the engine's descriptor), its ACKs come back on the port its data
+// went out on, and the rate hint divides both ports' rate.
+func TestLoopTwoPorts(t *testing.T) {
+	c, err := config.Load(filepath.Join("..", "configs", "matrix", "nic-w256-2ports.yaml"))
+	require.NoError(t, err)
+	res := runLoopTest(t, c, "failure", 5, 400, nil)
+	requireClean(t, res)
+	require.Positive(t, res.Counts["data_frames"])
+	require.Positive(t, res.Counts["engine_answers"])
 }
 
 // TestLoopCatchesBlockFault breaks one block's template inside the top (rx_acker's rate-hint
