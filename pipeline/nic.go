@@ -131,8 +131,8 @@ func (n *NIC) Module() *hdl.Module {
 }
 
 // Instance connections of nic_rx and nic_tx, for the template.
-func (n *NIC) RxConns() []Conn { return n.conns("rx", n.Rx.Module().Ports) }
-func (n *NIC) TxConns() []Conn { return n.conns("tx", n.Tx.Module().Ports) }
+func (n *NIC) RxConns() []Conn  { return n.conns("rx", n.Rx.Module().Ports) }
+func (n *NIC) TxConns() []Conn  { return n.conns("tx", n.Tx.Module().Ports) }
 func (n *NIC) EngConns() []Conn { return n.conns("eng", n.Eng.Module().Ports) }
 
 // AckinWires are the wires from nic_rx's m_ackin to tx_engine's s_ackin: {name, width}.

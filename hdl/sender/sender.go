@@ -65,10 +65,8 @@ const (
 // RspAckPort is m_rsp_op of the answer to an ACK-port input (an ACK or NAK from nic_rx).
 const RspAckPort = 15
 
-
 // PortW is the width of the egress port (nic_tx's PortBits).
 const PortW = 3
-
 
 // Field is one field of a packed entry.
 type Field struct {
