@@ -19,6 +19,7 @@ import (
 	"github.com/mrgen/mrgen/golden/traffic"
 	"github.com/mrgen/mrgen/golden/transport"
 	"github.com/mrgen/mrgen/golden/wire"
+	hdlsender "github.com/mrgen/mrgen/hdl/sender"
 	"github.com/mrgen/mrgen/internal/pcapout"
 	"github.com/mrgen/mrgen/pipeline"
 	"github.com/mrgen/mrgen/verilator"
@@ -180,14 +181,27 @@ type loopHarness struct {
 	drops     pair
 	data      pair // host 0's data and ANNOUNCE frames
 	reads     pair // host 0's DMA reads of payload
-	acks      pair // ACKs and NAKs handed to host 0's send side (m_ackin)
+	eng       pair // the send engine's answers to host 0's sender calls
 	// The send side (loop_tx.go).
 	sendMem  *placement.HostMemory // host 0's send buffers
 	dataPend [][]sender.Packet     // per port: the shadow's data packets queued, in order
-	annPend  [][]sender.Packet     // per port: the data packets an ANNOUNCE goes ahead of
-	txds     []txDesc              // descriptors for s_txd
-	rdBeats  []beat                // read data for s_rd (port: the read's tag)
-	txOut    *txFrame              // the transmit path's frame of the current pull
+	rtlPend  [][]*sndPkt           // per port: the engine's descriptors, in order
+	rtlAnn   [][]*sndPkt           // per port: the descriptors an ANNOUNCE goes ahead of
+	// The send engine (loop_engine.go).
+	eu       *hdlsender.Unit
+	ep       *sndPorts
+	calls    []transport.SenderCall // host 0's sender calls not yet replayed
+	drainAt  bool                   // a replay is scheduled
+	inGold   bool                   // golden's Receive is running (its calls wait for the frame)
+	cmd      *transport.SenderCall  // the command offered to the engine
+	cmdTaken bool
+	cmdRsp   *engAnswer
+	ackRsp   []engAnswer   // the engine's answers to ACKs and NAKs, not yet compared
+	rtlDone  []sender.Done // completions since the last ACK compared
+	rtlWakes []uint64      // pacing wake-ups since the last TakeWakes compared
+	txds     []txDesc      // descriptors for s_txd
+	rdBeats  []beat        // read data for s_rd (port: the read's tag)
+	txOut    *txFrame      // the transmit path's frame of the current pull
 	inRun    bool
 	txTook   bool // a descriptor or read beat went in in the last cycle
 	dataECN  uint8
@@ -251,8 +265,12 @@ func runLoop(ctx context.Context, lib *verilator.Library, nic *pipeline.NIC, k l
 		p.onMismatch = h.mismatch
 	}
 	h.ctl.name, h.dma.name, h.cpl.name, h.drops.name = "control frames", "DMA writes", "completions", "drops"
-	h.data.name, h.reads.name, h.acks.name = "data frames", "DMA reads", "ACKs to the send side"
-	h.sendMem = newSendMem()
+	h.data.name, h.reads.name, h.eng.name = "data frames", "DMA reads", "send engine"
+	h.eu = nic.Eng
+	if h.ep, err = bindEnginePorts(lib.Layout(), nic.Eng); err != nil {
+		return nil, nil, fmt.Errorf("cosim: nic_top ports: %w", err)
+	}
+	h.sendMem = placement.NewHostMemory()
 
 	// The fabric: host 0 and one peer per connection, two leaves and four spines per plane, one
 	// plane per NIC port (sprayed packets take routes of different delay, so they arrive out of
@@ -286,7 +304,8 @@ func runLoop(ctx context.Context, lib *verilator.Library, nic *pipeline.NIC, k l
 	h.prm = h.tn.WireParams()
 	h.gold = h.tn.NIC(dut)
 	h.outQ = make([][]*fabric.Packet, h.net.Planes())
-	h.dataPend, h.annPend = make([][]sender.Packet, h.net.Planes()), make([][]sender.Packet, h.net.Planes())
+	h.dataPend = make([][]sender.Packet, h.net.Planes())
+	h.rtlPend, h.rtlAnn = make([][]*sndPkt, h.net.Planes()), make([][]*sndPkt, h.net.Planes())
 	if transport.ConfigFor(c).ECN {
 		h.dataECN = fabric.ECT0
 	}
@@ -297,6 +316,7 @@ func runLoop(ctx context.Context, lib *verilator.Library, nic *pipeline.NIC, k l
 		return nil, nil, err
 	}
 	h.tn.SetTap(dut, (*loopTap)(h))
+	h.tn.ObserveSender(dut, h.observe)
 	if err := h.settle(); err != nil || h.mm != nil {
 		return h.res, h.mm, err
 	}
@@ -427,6 +447,21 @@ func (h *loopHarness) finish(ledger *traffic.Ledger) (*Result, *Mismatch, error)
 		}
 		h.res.Compared += p.n
 	}
+	// nic_tx built one frame per descriptor, every read of the length asked.
+	if n, r := h.tp.txFrames.Get(h.out), h.tp.txReads.Get(h.out); n != uint64(h.data.n)&0xffffffff ||
+		r != uint64(h.reads.n)&0xffffffff || h.tp.txErr.Get(h.out) != 0 {
+		h.mismatch("data frames", h.data.n, "end of run", fmt.Sprintf("tx_cnt_frames %d for %d frames, tx_cnt_reads %d for %d reads, tx_err_len_count %d",
+			n, h.data.n, r, h.reads.n, h.tp.txErr.Get(h.out)))
+		return h.res, h.mm, nil
+	}
+	// The engine counted what golden's sender counted.
+	gc := hdlsender.CounterValues(h.gold.SenderCounters())
+	for i, c := range h.eu.Counters {
+		if got := h.ep.cnt[i].Get(h.out); got != gc[i]&0xffffffff {
+			h.mismatch("send engine counters", i, "end of run", fmt.Sprintf("eng_cnt_%s: golden %d, RTL %d", c.Name, gc[i], got))
+			return h.res, h.mm, nil
+		}
+	}
 	if d := h.gold.Memory().Diff(h.rtlMem); d != "" {
 		h.mismatch("host memory", 0, "end of run", d)
 		return h.res, h.mm, nil
@@ -442,7 +477,7 @@ func (h *loopHarness) finish(ledger *traffic.Ledger) (*Result, *Mismatch, error)
 	h.res.Counts["completions"] = h.cpl.n
 	h.res.Counts["data_frames"] = h.data.n
 	h.res.Counts["dma_reads"] = h.reads.n
-	h.res.Counts["acks_to_send_side"] = h.acks.n
+	h.res.Counts["engine_answers"] = h.eng.n
 	h.res.Counts["acks"] = int(h.pt.cntAcks.Get(h.out))
 	h.res.Counts["naks"] = int(h.pt.cntNaks.Get(h.out))
 	h.res.Counts["sim_us"] = int(h.sim.Now() / fabric.Microsecond)
@@ -465,5 +500,5 @@ func (h *loopHarness) finish(ledger *traffic.Ledger) (*Result, *Mismatch, error)
 
 // pairs are every compared stream.
 func (h *loopHarness) pairs() []*pair {
-	return []*pair{&h.ctl, &h.dma, &h.cpl, &h.drops, &h.data, &h.reads, &h.acks}
+	return []*pair{&h.ctl, &h.dma, &h.cpl, &h.drops, &h.data, &h.reads, &h.eng}
 }

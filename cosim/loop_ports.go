@@ -19,7 +19,6 @@ type rxPorts struct {
 	payData, payKeep, payValid, payReady, payLast, payTag          verilator.Field
 	pvdValid, pvdReady, pvdTag, pvdPlaced                          verilator.Field
 	outData, outKeep, outValid, outReady, outLast, outDest         verilator.Field
-	ackinValid, ackinReady                                         verilator.Field
 	dropValid, dropReason, busy, idle, wakeValid, wakeAt           verilator.Field
 	cntData, cntAcks, cntNaks                                      verilator.Field
 }
@@ -47,7 +46,6 @@ func bindRxPorts(lay *verilator.Layout, resetPort string) (*rxPorts, error) {
 	p.pvdValid, p.pvdReady, p.pvdTag, p.pvdPlaced = out("m_pvd_valid"), in("m_pvd_ready"), out("m_pvd_tag"), out("m_pvd_placed")
 	p.outData, p.outKeep, p.outValid, p.outReady = out("m_axis_tdata"), out("m_axis_tkeep"), out("m_axis_tvalid"), in("m_axis_tready")
 	p.outLast, p.outDest = out("m_axis_tlast"), out("m_axis_tdest")
-	p.ackinValid, p.ackinReady = out("m_ackin_valid"), in("m_ackin_ready")
 	p.dropValid, p.dropReason, p.busy, p.idle = out("m_drop_valid"), out("m_drop_reason"), out("busy"), out("idle")
 	p.wakeValid, p.wakeAt = out("m_wake_valid"), out("m_wake_at")
 	p.cntData, p.cntAcks, p.cntNaks = out("cnt_data"), out("cnt_acks"), out("cnt_naks")

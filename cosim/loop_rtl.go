@@ -43,6 +43,9 @@ func (e *loopEndpoint) Receive(now fabric.Time, port int, p *fabric.Packet) {
 		copies = 2
 		h.res.Counts["duplicated_frames"]++
 	}
+	h.drain() // the sender calls of earlier events first
+	// One copy at a time: golden takes it, then the RTL, then the sender calls golden made for
+	// it are replayed (an ACK's reach the engine through nic_rx).
 	for i := 0; i < copies; i++ {
 		f := frame
 		if h.rng.Float64() < h.k.Corrupt {
@@ -52,19 +55,21 @@ func (e *loopEndpoint) Receive(now fabric.Time, port int, p *fabric.Packet) {
 		}
 		h.res.Packets++
 		h.logFrame(now, f, fmt.Sprintf("to host 0 on port %d", port))
-		if fw, reason := wire.Decode(f, h.prm); reason != wire.DropNone {
+		if _, reason := wire.Decode(f, h.prm); reason != wire.DropNone {
 			h.drops.push(&h.drops.gold, pairItem{at: now.NS(), what: "a corrupted frame", key: reason.String()})
 			h.res.Drops[reason.String()]++
 		} else {
-			h.goldAckin(now, fw)
+			h.inGold = true
 			h.gold.Receive(now, port, p)
+			h.inGold = false
 		}
 		for _, b := range beatsOf(f, h.nb) {
 			b.port = port
 			h.frames = append(h.frames, b)
 		}
+		h.run(now)
+		h.drain()
 	}
-	h.run(now)
 }
 
 func (e *loopEndpoint) Pull(now fabric.Time, port int) *fabric.Packet {
@@ -150,7 +155,7 @@ func (h *loopHarness) reset() error {
 		if err := h.step(); err != nil {
 			return err
 		}
-		if pt.busy.Get(h.out) == 0 {
+		if pt.busy.Get(h.out) == 0 && h.ep.busy.Get(h.out) == 0 {
 			break
 		}
 		if i > 1<<20 {
@@ -190,7 +195,7 @@ func (h *loopHarness) run(now fabric.Time) {
 	h.pt.now.Set(h.in, h.nowNS)
 	h.inRun = true
 	defer func() { h.inRun = false }()
-	limit := 64 + 8*len(h.frames) + 64*len(h.ctlOps) + 8*len(h.txds) + 8*h.opt.Config.Connections*h.opt.Config.PathsPerConnection
+	limit := 64 + 8*len(h.frames) + 64*len(h.ctlOps) + 8*len(h.txds) + maxSenderCycles(h.eu)*(1+len(h.frames)) + 8*h.opt.Config.Connections*h.opt.Config.PathsPerConnection
 	// The profile of the loop's cycles: runs that take frames in, and runs only timers start.
 	kind := "timer"
 	if len(h.frames) > 0 {
@@ -214,7 +219,7 @@ func (h *loopHarness) run(now fabric.Time) {
 		if h.framePos == len(h.frames) && len(h.ctlOps) == 0 && len(h.ctlWait) == 0 && h.pt.idle.Get(h.out) == 1 &&
 			h.pt.dmaValid.Get(h.out) == 0 && h.pt.cplValid.Get(h.out) == 0 && h.pt.pvdValid.Get(h.out) == 0 &&
 			h.pt.payValid.Get(h.out) == 0 && h.pt.outValid.Get(h.out) == 0 &&
-			len(h.txds) == 0 && len(h.rdBeats) == 0 && h.tp.rdValid.Get(h.out) == 0 && !h.txTook {
+			len(h.txds) == 0 && len(h.rdBeats) == 0 && h.tp.rdValid.Get(h.out) == 0 && !h.txTook && h.cmd == nil {
 			break
 		}
 		if n > limit+1<<16 {
@@ -226,14 +231,15 @@ func (h *loopHarness) run(now fabric.Time) {
 	h.answered = true // a timer's ACKs answer no frame
 	if h.pt.wakeValid.Get(h.out) == 1 {
 		at := fabric.Time(h.pt.wakeAt.Get(h.out)) * fabric.Nanosecond
-		if at < now {
-			at = now
+		if at < h.sim.Now() {
+			at = h.sim.Now()
 		}
 		if h.wakeAt == 0 || at < h.wakeAt {
 			h.wakeAt = at
 			h.sim.At(at, func() {
 				if h.wakeAt == at {
 					h.wakeAt = 0
+					h.drain()
 					h.run(h.sim.Now())
 				}
 			})
@@ -289,8 +295,8 @@ func (h *loopHarness) step() error {
 	pt.cplReady.Set(in, b2u(ready() == 1 && h.pt.cplValid.Get(h.out) == 1 && h.pt.dmaValid.Get(h.out) == 0))
 	pt.mCtlReady.Set(in, 1)
 	pt.outReady.Set(in, 1)
-	pt.ackinReady.Set(in, 1)
 	h.driveTx(in, ready)
+	h.driveEngine(in)
 	// A DMA command is taken only once its payload has fully arrived (its tag is stable while
 	// it is offered, so the previous cycle's outputs name it).
 	dmaOK := h.pt.dmaValid.Get(h.out) == 1 && h.payDone[h.pt.dmaTag.Get(h.out)]
@@ -309,6 +315,7 @@ func (h *loopHarness) step() error {
 		h.framePos++
 	}
 	h.takeTx(in, out, now)
+	h.takeEngine(in, out)
 	if pt.ctlValid.Get(in) == 1 && pt.ctlReady.Get(out) == 1 {
 		h.ctlWait = append(h.ctlWait, h.ctlOps[0])
 		h.ctlOps = h.ctlOps[1:]
@@ -386,9 +393,6 @@ func (h *loopHarness) step() error {
 			}
 			h.outBuf = nil
 		}
-	}
-	if pt.ackinValid.Get(out) == 1 {
-		h.ackin(out, now)
 	}
 	if pt.dropValid.Get(out) == 1 {
 		r := wire.DropReason(pt.dropReason.Get(out))

@@ -1,6 +1,5 @@
-// The closed loop's send side: host 0's data packets, chosen by its golden shadow's sender and
-// built by the RTL (nic_tx inside nic_top) when the fabric pulls them, and the ACKs and NAKs the
-// RTL hands to its send side (m_ackin).
+// The closed loop's send side: host 0's data packets, chosen by the RTL's send engine
+// (loop_engine.go) and built by nic_tx inside nic_top when the fabric pulls them.
 
 package cosim
 
@@ -8,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/mrgen/mrgen/golden/fabric"
-	"github.com/mrgen/mrgen/golden/placement"
 	"github.com/mrgen/mrgen/golden/sender"
 	"github.com/mrgen/mrgen/golden/traffic"
 	"github.com/mrgen/mrgen/golden/transport"
@@ -16,25 +14,24 @@ import (
 	"github.com/mrgen/mrgen/verilator"
 )
 
-// The send side in the loop. Until the send engine's RTL joins the top, golden/sender (in host
-// 0's golden shadow) chooses every data packet; that choice is the one input the harness takes
-// from the shadow (docs/pipeline.md, "Events from the shadow"). Everything after it is the
-// RTL's: when the fabric pulls a port of host 0 that has no control frame waiting, the shadow's
-// Pull gives the packet the port sends next (stamped with now, its record told it left), the
-// harness hands its descriptor to s_txd at that time, and nic_top issues the payload's DMA
-// read (served from host 0's send buffers, which the host wrote when the sender accepted the
-// work request), builds the frame and emits it on m_axis; the RTL's frame, compared byte for
-// byte with the shadow's, is what goes into the fabric.
+// The send side in the loop. Host 0's golden sender chooses nothing for the RTL: every call it
+// makes is replayed to the send engine (loop_engine.go), whose descriptors wait in a queue per
+// port, as golden's packets wait in its port queues. When the fabric pulls a port of host 0 that
+// has no control frame waiting, the shadow's Pull gives the packet golden sends next (stamped
+// with now, its record told it left) and the harness hands the engine's descriptor for it to
+// s_txd at that time; nic_top issues the payload's DMA read (served from host 0's send buffers,
+// which the host wrote when the sender accepted the work request), builds the frame and emits
+// it on m_axis. The RTL's frame, compared byte for byte with the shadow's, is what goes into the
+// fabric.
 
-// txPorts are the nic_top ports of the transmit data path and of m_ackin's fields.
+// txPorts are the nic_top ports of the transmit data path.
 type txPorts struct {
-	dataECN                                                    verilator.Field
-	txdValid, txdReady                                         verilator.Field
-	txd                                                        map[string]verilator.Field
-	rdValid, rdReady, rdAddr, rdLen, rdTag                     verilator.Field
-	rdData, rdKeep, rdDValid, rdDReady, rdLast, rdDTag         verilator.Field
-	aiOp, aiConn, aiPath, aiPSN, aiStream, aiMSN, aiTS, aiECN  verilator.Field
-	aiHint, aiSack, aiNakCode, aiRNR, txFrames, txReads, txErr verilator.Field
+	dataECN                                            verilator.Field
+	txdValid, txdReady                                 verilator.Field
+	txd                                                map[string]verilator.Field
+	rdValid, rdReady, rdAddr, rdLen, rdTag             verilator.Field
+	rdData, rdKeep, rdDValid, rdDReady, rdLast, rdDTag verilator.Field
+	txFrames, txReads, txErr                           verilator.Field
 }
 
 // txdFields are nic_tx's descriptor fields (s_txd_<name>).
@@ -53,9 +50,6 @@ func bindTxPorts(lay *verilator.Layout) (*txPorts, error) {
 	p.rdValid, p.rdReady, p.rdAddr, p.rdLen, p.rdTag = out("m_rd_valid"), in("m_rd_ready"), out("m_rd_addr"), out("m_rd_len"), out("m_rd_tag")
 	p.rdData, p.rdKeep, p.rdDValid, p.rdDReady = in("s_rd_tdata"), in("s_rd_tkeep"), in("s_rd_tvalid"), out("s_rd_tready")
 	p.rdLast, p.rdDTag = in("s_rd_tlast"), in("s_rd_tag")
-	p.aiOp, p.aiConn, p.aiPath, p.aiPSN = out("m_ackin_opcode"), out("m_ackin_conn"), out("m_ackin_path"), out("m_ackin_psn")
-	p.aiStream, p.aiMSN, p.aiTS, p.aiECN = out("m_ackin_stream"), out("m_ackin_msn"), out("m_ackin_ts_echo"), out("m_ackin_ecn_echo")
-	p.aiHint, p.aiSack, p.aiNakCode, p.aiRNR = out("m_ackin_rate_hint"), out("m_ackin_sack"), out("m_ackin_nak_code"), out("m_ackin_rnr_delay")
 	p.txFrames, p.txReads, p.txErr = out("tx_cnt_frames"), out("tx_cnt_reads"), out("tx_err_len_count")
 	return &p, b.err
 }
@@ -63,17 +57,18 @@ func bindTxPorts(lay *verilator.Layout) (*txPorts, error) {
 // txDesc is one s_txd descriptor.
 type txDesc map[string]uint64
 
-// descOf is the descriptor of the packet the shadow pulled: data packet pk, or the ANNOUNCE
-// that goes ahead of it.
-func descOf(pk sender.Packet, w *wire.Packet, port int) txDesc {
-	d := txDesc{"conn": uint64(pk.Conn), "opcode": uint64(w.BTH.Opcode), "path": uint64(pk.Path), "udp_src": uint64(pk.Entropy),
-		"port": uint64(port)}
-	if w.BTH.Opcode == wire.OpAnnounce {
+// descOf is the s_txd descriptor of the engine's descriptor p, or of the ANNOUNCE that goes
+// ahead of it.
+func descOf(p *sndPkt, announce bool) txDesc {
+	d := txDesc{"conn": uint64(p.Conn), "opcode": uint64(p.Op), "path": uint64(p.Path), "udp_src": uint64(p.UDPSrc),
+		"port": uint64(p.Port)}
+	if announce {
+		d["opcode"] = uint64(wire.OpAnnounce)
 		return d
 	}
-	d["flags"], d["stream"], d["psn"], d["msn"] = uint64(pk.Flags), uint64(pk.Stream), uint64(pk.PSN), uint64(pk.MSN)
-	d["msg_len"], d["rkey"], d["va"], d["offset"] = uint64(pk.MsgLen), uint64(pk.RKey), pk.VA, uint64(pk.Offset)
-	d["addr"], d["len"] = pk.Local, uint64(pk.Len)
+	d["flags"], d["stream"], d["psn"], d["msn"] = uint64(p.Flags), uint64(p.Stream), uint64(p.PSN), uint64(p.MSN)
+	d["msg_len"], d["rkey"], d["va"], d["offset"] = uint64(p.MsgLen), uint64(p.RKey), p.VA, uint64(p.Offset)
+	d["addr"], d["len"] = p.Addr, uint64(p.Len)
 	return d
 }
 
@@ -81,51 +76,6 @@ func descOf(pk sender.Packet, w *wire.Packet, port int) txDesc {
 type rdKey struct {
 	Addr uint64
 	Len  uint32
-}
-
-// ackinKey is an ACK or NAK as the send side receives it (m_ackin; golden: the decoded frame).
-type ackinKey struct {
-	Op                  wire.Opcode
-	Conn, Path          uint64
-	PSN, MSN, TSEcho    uint32
-	Stream              uint8
-	ECN, Hint, RNRDelay uint16
-	NakCode             wire.NakCode
-	Sack                string // the SACK bits, as a hex string of the bitmap words
-}
-
-// ackinOf is what m_ackin should carry for a decoded ACK or NAK.
-func ackinOf(w *wire.Packet, sackW int) ackinKey {
-	k := ackinKey{Op: w.BTH.Opcode, Conn: uint64(w.BTH.ConnID), Path: uint64(w.BTH.PathID), PSN: w.BTH.PSN}
-	switch {
-	case w.Ack != nil:
-		k.TSEcho, k.ECN, k.Hint = w.Ack.TimestampEcho, w.Ack.ECNEcho, w.Ack.RateHint
-		words := make([]uint32, (sackW+31)/32)
-		for i := 0; i < sackW; i++ {
-			if w.Ack.SackBit(i) {
-				words[i/32] |= 1 << (i % 32)
-			}
-		}
-		k.Sack = fmt.Sprintf("%08x", words)
-	case w.Nak != nil:
-		k.Stream, k.MSN, k.TSEcho, k.NakCode, k.RNRDelay = w.BTH.StreamID, w.BTH.MSN, w.Nak.TimestampEcho, w.Nak.Code, w.Nak.RNRDelay
-	}
-	return k
-}
-
-// readAckin is the ACK or NAK m_ackin offers.
-func (pt *txPorts) readAckin(out []uint32, sackW int) ackinKey {
-	k := ackinKey{Op: wire.Opcode(pt.aiOp.Get(out)), Conn: pt.aiConn.Get(out), Path: pt.aiPath.Get(out), PSN: uint32(pt.aiPSN.Get(out)),
-		TSEcho: uint32(pt.aiTS.Get(out))}
-	if k.Op == wire.OpAck {
-		k.ECN, k.Hint = uint16(pt.aiECN.Get(out)), uint16(pt.aiHint.Get(out))
-		words := pt.aiSack.GetWords(out)
-		k.Sack = fmt.Sprintf("%08x", words[:(sackW+31)/32])
-	} else {
-		k.Stream, k.MSN = uint8(pt.aiStream.Get(out)), uint32(pt.aiMSN.Get(out))
-		k.NakCode, k.RNRDelay = wire.NakCode(pt.aiNakCode.Get(out)), uint16(pt.aiRNR.Get(out))
-	}
-	return k
 }
 
 func (t *loopTap) Work(now fabric.Time, wr sender.WorkRequest) {
@@ -137,19 +87,21 @@ func (t *loopTap) Work(now fabric.Time, wr sender.WorkRequest) {
 
 func (t *loopTap) Data(now fabric.Time, port int, pk sender.Packet) {
 	h := (*loopHarness)(t)
-	if pk.Announce {
-		h.annPend[port] = append(h.annPend[port], pk)
-	}
 	h.dataPend[port] = append(h.dataPend[port], pk)
 	h.res.Counts["data_packets_"+pk.Kind.String()]++
 }
 
 // pullData is the fabric pulling port with no RTL control frame waiting: the shadow's next
-// packet of the port, built by the RTL now.
+// packet of the port, built by the RTL now from the engine's descriptor.
 func (h *loopHarness) pullData(now fabric.Time, port int) *fabric.Packet {
-	if h.inRun {
-		// A pull from inside an RTL run (a control frame's kick): come back once it is over.
+	if h.inRun || h.inGold {
+		// A pull from inside an RTL run (a control frame's kick) or from inside golden's handling
+		// of a frame the RTL has not seen yet: come back once it is over.
 		h.sim.At(now, func() { h.net.Kick(dut, port) })
+		return nil
+	}
+	h.drain() // the engine's descriptors of every Next golden made so far
+	if h.mm != nil || h.err != nil || h.watchOver {
 		return nil
 	}
 	p := h.gold.Pull(now, port)
@@ -157,16 +109,7 @@ func (h *loopHarness) pullData(now fabric.Time, port int) *fabric.Packet {
 		return nil
 	}
 	w := transport.WireOf(p)
-	var pk sender.Packet
-	pend := &h.dataPend[port]
-	if w.BTH.Opcode == wire.OpAnnounce {
-		pend = &h.annPend[port]
-	}
-	if len(*pend) == 0 {
-		h.err = fmt.Errorf("cosim: host 0's shadow sent %v on port %d that its sender did not choose", w.BTH.Opcode, port)
-		return nil
-	}
-	pk, *pend = (*pend)[0], (*pend)[1:]
+	announce := w.BTH.Opcode == wire.OpAnnounce
 	q := *p
 	q.Src = dut
 	gold, err := frameOf(&q, w, h.prm)
@@ -174,13 +117,31 @@ func (h *loopHarness) pullData(now fabric.Time, port int) *fabric.Packet {
 		h.err = err
 		return nil
 	}
-	what := fmt.Sprintf("%v conn %d path %d psn %d (%v, message %d packet %d)", w.BTH.Opcode, pk.Conn, pk.Path, pk.PSN, pk.Kind, pk.ID, pk.Index)
+	what := fmt.Sprintf("%v conn %d path %d psn %d", w.BTH.Opcode, w.BTH.ConnID, w.BTH.PathID, w.BTH.PSN)
 	h.data.push(&h.data.gold, pairItem{at: now.NS(), what: what, key: ctlFrame{Port: port, Bytes: gold}})
-	d := descOf(pk, w, port)
-	if w.BTH.Opcode != wire.OpAnnounce && pk.Len > 0 {
-		h.reads.push(&h.reads.gold, pairItem{at: now.NS(), what: what, key: rdKey{Addr: pk.Local, Len: pk.Len}})
+	if !announce {
+		if len(h.dataPend[port]) == 0 {
+			h.err = fmt.Errorf("cosim: host 0's shadow sent %v on port %d that its sender did not choose", w.BTH.Opcode, port)
+			return nil
+		}
+		pk := h.dataPend[port][0]
+		h.dataPend[port] = h.dataPend[port][1:]
+		if pk.Len > 0 {
+			h.reads.push(&h.reads.gold, pairItem{at: now.NS(), what: what, key: rdKey{Addr: pk.Local, Len: pk.Len}})
+		}
 	}
-	h.txds = append(h.txds, d)
+	// The engine's descriptor for this packet: the head of its port's queue.
+	pend := &h.rtlPend[port]
+	if announce {
+		pend = &h.rtlAnn[port]
+	}
+	if len(*pend) == 0 {
+		h.mismatch("data frames", h.data.n, what, fmt.Sprintf("golden sends %v on port %d; the RTL's engine has no descriptor queued there", w.BTH.Opcode, port))
+		return nil
+	}
+	d := (*pend)[0]
+	*pend = (*pend)[1:]
+	h.txds = append(h.txds, descOf(d, announce))
 	h.answered = true // the latency of a frame's answer counts control frames only
 	h.run(now)
 	if h.mm != nil || h.err != nil || h.watchOver {
@@ -203,6 +164,7 @@ func (h *loopHarness) pullData(now fabric.Time, port int) *fabric.Packet {
 		return nil
 	}
 	h.res.Counts["data_frames_out"]++
+	h.drain() // golden's Left and the Next pulls that refill the port
 	return transport.Carrying(p, rw)
 }
 
@@ -268,21 +230,3 @@ func (h *loopHarness) takeTx(in, out []uint32, now int64) {
 		h.txTook = true
 	}
 }
-
-// ackin takes one ACK or NAK the RTL hands its send side.
-func (h *loopHarness) ackin(out []uint32, now int64) {
-	k := h.tp.readAckin(out, h.opt.Config.SackWidth)
-	h.acks.push(&h.acks.rtl, pairItem{at: now, key: k})
-}
-
-// goldAckin is an ACK or NAK reaching host 0 that its shadow's send side takes.
-func (h *loopHarness) goldAckin(now fabric.Time, w *wire.Packet) {
-	if w.BTH.Opcode != wire.OpAck && w.BTH.Opcode != wire.OpNak {
-		return
-	}
-	h.acks.push(&h.acks.gold, pairItem{at: now.NS(), what: fmt.Sprintf("%v conn %d path %d psn %d", w.BTH.Opcode, w.BTH.ConnID, w.BTH.PathID, w.BTH.PSN),
-		key: ackinOf(w, h.opt.Config.SackWidth)})
-}
-
-// newSendMem is host 0's memory of send buffers.
-func newSendMem() *placement.HostMemory { return placement.NewHostMemory() }

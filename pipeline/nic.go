@@ -7,6 +7,7 @@ import (
 	"github.com/mrgen/mrgen/config"
 	"github.com/mrgen/mrgen/gen"
 	"github.com/mrgen/mrgen/hdl"
+	"github.com/mrgen/mrgen/hdl/sender"
 )
 
 // NICTop is the NIC's top module: the receive pipeline (nic_rx) and the transmit data path
@@ -16,16 +17,18 @@ const NICTop = "nic_top"
 // EgressTop is the egress merge's module name.
 const EgressTop = "nic_egress_merge"
 
-// NIC is the derived description of the NIC top for one configuration: nic_rx and nic_tx, one
-// set of local-address and peer-table ports written into both (each keeps its copy of the peer
-// table: two read ports of one table are two block RAMs on the iCE40 anyway), and an egress
-// merge that gives control frames (nic_rx's ACKs and NAKs) priority over data frames at frame
-// boundaries.
+// NIC is the derived description of the NIC top for one configuration: nic_rx, the send engine
+// (tx_engine, hdl/sender) that takes nic_rx's ACKs and NAKs (m_ackin) and answers the host's,
+// the egress's and the timers' commands, nic_tx, one set of local-address and peer-table ports
+// written into nic_rx and nic_tx (each keeps its copy of the peer table: two read ports of one
+// table are two block RAMs on the iCE40 anyway), and an egress merge that gives control frames
+// (nic_rx's ACKs and NAKs) priority over data frames at frame boundaries.
 type NIC struct {
 	Cfg   config.Config
 	Reset hdl.ResetStyle
 	Rx    *Rx
 	Tx    *Tx
+	Eng   *sender.Unit
 	DW, B int
 }
 
@@ -39,7 +42,11 @@ func NewNIC(c config.Config) (*NIC, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &NIC{Cfg: c, Reset: rx.Reset, Rx: rx, Tx: tx, DW: c.DatapathWidth, B: c.DatapathWidth / 8}, nil
+	eng, err := sender.New(c)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	return &NIC{Cfg: c, Reset: rx.Reset, Rx: rx, Tx: tx, Eng: eng, DW: c.DatapathWidth, B: c.DatapathWidth / 8}, nil
 }
 
 // sharedPorts are the ports nic_rx and nic_tx both have, driven by the top's port of the same
@@ -58,11 +65,27 @@ var txRenamed = map[string]bool{"idle": true, "cnt_frames": true, "cnt_reads": t
 // egressPort reports whether a port is a block's frame output, which goes to the egress merge.
 func egressPort(name string) bool { return strings.HasPrefix(name, "m_axis_") }
 
-// topName is the top's port (or wire) a block's port connects to; prefix is "rx" or "tx".
+// ackinPort reports whether a port carries the ACKs and NAKs from nic_rx to the send engine
+// (nic_rx's m_ackin_*, tx_engine's s_ackin_*): a wire inside the top.
+func ackinPort(prefix, name string) bool {
+	return prefix == "rx" && strings.HasPrefix(name, "m_ackin_") || prefix == "eng" && strings.HasPrefix(name, "s_ackin_")
+}
+
+// internalPort reports whether a block's port is wired inside the top (not a top port).
+func internalPort(prefix, name string) bool { return egressPort(name) || ackinPort(prefix, name) }
+
+// topName is the top's port (or wire) a block's port connects to; prefix is "rx", "tx" or
+// "eng".
 func (n *NIC) topName(prefix string, p hdl.Port) string {
 	switch {
+	case ackinPort(prefix, p.Name):
+		return "ackin_" + p.Name[len("m_ackin_"):]
 	case egressPort(p.Name):
 		return prefix + "_" + p.Name
+	case prefix == "eng" && (p.Name == "busy" || strings.HasPrefix(p.Name, "cnt_")):
+		return "eng_" + p.Name
+	case prefix == "eng" && strings.HasPrefix(p.Name, "m_wake_"):
+		return "m_pace_" + p.Name[len("m_wake_"):] // pacing wake-ups (nic_rx's m_wake_* is rx_acker's)
 	case prefix == "rx" && p.Name == "idle":
 		return "rx_idle"
 	case prefix == "tx" && txRenamed[p.Name]:
@@ -79,7 +102,7 @@ func (n *NIC) Module() *hdl.Module {
 	ports := append(append(n.Reset.Ports(), LocalPorts()...), PeerPorts(n.Rx.CW)...)
 	add := func(prefix string, bp []hdl.Port) {
 		for _, p := range bp {
-			if shared[p.Name] || egressPort(p.Name) {
+			if shared[p.Name] || internalPort(prefix, p.Name) {
 				continue
 			}
 			q := p
@@ -91,23 +114,37 @@ func (n *NIC) Module() *hdl.Module {
 		}
 	}
 	add("rx", n.Rx.Module().Ports)
+	add("eng", n.Eng.Module().Ports)
 	add("tx", n.Tx.Module().Ports)
 	ports = append(ports, frameOut(n.DW, "frame bytes to the MAC, byte 0 in lane 0: control and data frames",
 		"egress port (plane) of the frame", "on a data frame's last beat: its read returned another length than asked (ICRC inverted)")...)
-	ports = append(ports, out("idle", 1, "nothing in nic_rx, nic_tx or the egress merge"))
+	ports = append(ports, out("idle", 1, "nothing in nic_rx, nic_tx or the egress merge, and the send engine idle"))
 	return &hdl.Module{
 		Name:   NICTop,
 		Source: "pipeline/nic.go",
-		Doc: "MetaRoCE NIC: the receive pipeline (nic_rx) and the transmit data path (nic_tx) with one " +
-			"control plane and one egress, control frames first at frame boundaries.",
+		Doc: "MetaRoCE NIC: the receive pipeline (nic_rx), the send engine (tx_engine) fed with nic_rx's ACKs " +
+			"and NAKs, and the transmit data path (nic_tx), with one control plane and one egress, control frames " +
+			"first at frame boundaries.",
 		Clock: "clk",
 		Ports: ports,
 	}
 }
 
 // Instance connections of nic_rx and nic_tx, for the template.
-func (n *NIC) RxConns() []Conn { return n.conns("rx", n.Rx.Module().Ports) }
-func (n *NIC) TxConns() []Conn { return n.conns("tx", n.Tx.Module().Ports) }
+func (n *NIC) RxConns() []Conn  { return n.conns("rx", n.Rx.Module().Ports) }
+func (n *NIC) TxConns() []Conn  { return n.conns("tx", n.Tx.Module().Ports) }
+func (n *NIC) EngConns() []Conn { return n.conns("eng", n.Eng.Module().Ports) }
+
+// AckinWires are the wires from nic_rx's m_ackin to tx_engine's s_ackin: {name, width}.
+func (n *NIC) AckinWires() []hdl.Port {
+	var out []hdl.Port
+	for _, p := range n.Rx.Module().Ports {
+		if ackinPort("rx", p.Name) {
+			out = append(out, hdl.Port{Name: n.topName("rx", p), Width: p.Width})
+		}
+	}
+	return out
+}
 
 func (n *NIC) conns(prefix string, ports []hdl.Port) []Conn {
 	out := make([]Conn, 0, len(ports))
@@ -169,6 +206,10 @@ func (n *NIC) Sources() ([]gen.Source, error) {
 	var set sourceSet
 	rx, err := n.Rx.Sources()
 	if err := set.add(rx, err); err != nil {
+		return nil, err
+	}
+	eng, err := n.Eng.Sources()
+	if err := set.add(eng, err); err != nil {
 		return nil, err
 	}
 	tx, err := n.Tx.Sources()

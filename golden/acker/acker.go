@@ -127,12 +127,13 @@ func HintTable(conns int, linkMbps float64, on bool) []uint16 {
 }
 
 // ParamsFrom derives the parameters from the shared configuration: its connection and path
-// counts, SACK width, ack_policy timers and rate_hint section (link_gbps is the rate divided).
+// counts, SACK width, ack_policy timers and rate_hint section (the rate divided is the NIC's
+// inbound rate: link_gbps on each of its ports, as golden/transport's NIC sums its ports' links).
 func ParamsFrom(c config.Config) Params {
 	return Params{Conns: c.Connections, Paths: c.PathsPerConnection, Width: c.SackWidth,
 		AckDelay: uint64(c.AckPolicy.DelayNS), Gather: uint64(c.AckPolicy.GatherNS), MaxGather: uint64(c.AckPolicy.MaxGatherNS),
 		HintWindow: uint64(c.RateHint.WindowNS), Scan: uint64(c.RateHint.ScanNS),
-		Hints: HintTable(c.Connections, float64(c.RateHint.LinkGbps)*1000, c.RateHint.Enabled)}
+		Hints: HintTable(c.Connections, float64(c.RateHint.LinkGbps*c.Ports)*1000, c.RateHint.Enabled)}
 }
 
 // Validate checks the parameters.

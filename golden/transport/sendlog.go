@@ -127,3 +127,6 @@ func (n *Network) ObserveSender(h int, f func(now fabric.Time, c SenderCall)) {
 
 // SenderParams are the NIC's sender parameters (its clock's, with its tables' depths).
 func (nic *NIC) SenderParams() sender.Params { return nic.snd.Params() }
+
+// SenderCounters are the NIC's sender's event counters.
+func (nic *NIC) SenderCounters() sender.Counters { return nic.snd.Counters }

@@ -54,7 +54,7 @@ func newSummaryCmd(g *globals) *cobra.Command {
 				row("goodput (Gb/s)", fmt.Sprintf("%.1f", float64(v)/1000))
 			}
 			for _, k := range []string{"messages_verified", "bytes_verified", "acks", "naks", "dma_writes", "completions", "data_frames",
-				"dma_reads", "acks_to_send_side", "data_packets_retx", "data_packets_moved", "fabric_loss_drops"} {
+				"dma_reads", "engine_answers", "data_packets_retx", "data_packets_moved", "fabric_loss_drops"} {
 				if v, ok := res.Counts[k]; ok {
 					row(k, v)
 				}

@@ -1,0 +1,256 @@
+// The closed loop's send engine: host 0's golden sender is observed (transport.ObserveSender)
+// and every call it makes is replayed to tx_engine inside nic_top, in order, at its time; each
+// answer is compared, and the engine's descriptors are what nic_tx builds frames from.
+
+package cosim
+
+import (
+	"fmt"
+
+	"github.com/mrgen/mrgen/golden/fabric"
+	"github.com/mrgen/mrgen/golden/sender"
+	"github.com/mrgen/mrgen/golden/transport"
+	hdlsender "github.com/mrgen/mrgen/hdl/sender"
+	"github.com/mrgen/mrgen/verilator"
+)
+
+// engAnswer is the answer to one call of the sender, as the comparison sees it.
+type engAnswer struct {
+	Op     string
+	Status int
+	Time   uint64 // a NAK's RNR retry due time; Arm and Rearm: the scan's time
+	Pkt    *sndPkt
+	Done   []sender.Done
+	Wakes  []uint64
+}
+
+// engCmd maps a call to tx_engine's command opcode (-1: not a command: an ACK or NAK the engine
+// takes from nic_rx, or TakeWakes, which the engine answers on m_pace).
+func engCmd(op transport.SenderOp) int {
+	switch op {
+	case transport.SendPost:
+		return hdlsender.CmdPost
+	case transport.SendDoorbell:
+		return hdlsender.CmdDoorbell
+	case transport.SendNext:
+		return hdlsender.CmdNext
+	case transport.SendLeft:
+		return hdlsender.CmdLeft
+	case transport.SendWoke:
+		return hdlsender.CmdWoke
+	case transport.SendRetry:
+		return hdlsender.CmdRetry
+	case transport.SendArm:
+		return hdlsender.CmdArm
+	case transport.SendScan:
+		return hdlsender.CmdScan
+	case transport.SendRearm:
+		return hdlsender.CmdRearm
+	}
+	return -1
+}
+
+// goldAnswer is what golden's call c answered, in the engine's terms.
+func (h *loopHarness) goldAnswer(c transport.SenderCall) engAnswer {
+	a := engAnswer{Op: c.Op.String()}
+	switch c.Op {
+	case transport.SendPost:
+		if c.Full {
+			a.Status = hdlsender.StatusNone
+		}
+	case transport.SendNext:
+		if c.OK {
+			a.Pkt = sndPktOf(c.Packet, h.eu.Planes)
+		} else {
+			a.Status = hdlsender.StatusNone
+		}
+	case transport.SendAck:
+		a.Done = c.Done
+	case transport.SendNak:
+		if c.OK {
+			a.Time = c.At
+		} else {
+			a.Status = hdlsender.StatusNone
+		}
+	case transport.SendArm, transport.SendRearm:
+		if c.OK {
+			a.Time = c.At
+		} else {
+			a.Status = hdlsender.StatusNone
+		}
+	case transport.SendTakeWakes:
+		a.Wakes = c.Wakes
+	}
+	if c.Err != "" {
+		a.Status = hdlsender.StatusError
+	}
+	if len(a.Done) == 0 {
+		a.Done = nil
+	}
+	if len(a.Wakes) == 0 {
+		a.Wakes = nil
+	}
+	return a
+}
+
+// bindEnginePorts binds tx_engine's ports as nic_top names them (pipeline.NIC: busy, counters
+// and pacing wake-ups renamed; s_ackin inside the top).
+func bindEnginePorts(lay *verilator.Layout, u *hdlsender.Unit) (*sndPorts, error) {
+	var p sndPorts
+	b := portBinder{lay: lay}
+	in, out := b.in, b.out
+	p.cValid, p.cReady, p.cOp, p.cConn, p.cStream = in("s_cmd_valid"), out("s_cmd_ready"), in("s_cmd_op"), in("s_cmd_conn"), in("s_cmd_stream")
+	p.cWrOp, p.cLen, p.cLocal, p.cVA, p.cRKey = in("s_cmd_wr_op"), in("s_cmd_len"), in("s_cmd_local"), in("s_cmd_va"), in("s_cmd_rkey")
+	p.cID, p.cPath, p.cSlot, p.cGen, p.cTime = in("s_cmd_id"), in("s_cmd_path"), in("s_cmd_slot"), in("s_cmd_gen"), in("s_cmd_time")
+	p.rValid, p.rReady, p.rOp, p.rStatus, p.rTime = out("m_rsp_valid"), in("m_rsp_ready"), out("m_rsp_op"), out("m_rsp_status"), out("m_rsp_time")
+	p.dConn, p.dOpcode, p.dFlags, p.dPath, p.dStream = out("m_rsp_conn"), out("m_rsp_opcode"), out("m_rsp_flags"), out("m_rsp_path"), out("m_rsp_stream")
+	p.dPSN, p.dMSN, p.dMsgLen, p.dRKey, p.dVA = out("m_rsp_psn"), out("m_rsp_msn"), out("m_rsp_msg_len"), out("m_rsp_rkey"), out("m_rsp_va")
+	p.dOffset, p.dAddr, p.dLen, p.dUDP, p.dPort = out("m_rsp_offset"), out("m_rsp_addr"), out("m_rsp_len"), out("m_rsp_udp_src"), out("m_rsp_port")
+	p.dSlot, p.dGen, p.dKind, p.dAnn, p.dID, p.dIndex = out("m_rsp_slot"), out("m_rsp_gen"), out("m_rsp_kind"), out("m_rsp_announce"), out("m_rsp_id"), out("m_rsp_index")
+	p.nValid, p.nReady, p.nConn, p.nStream, p.nMSN, p.nID = out("m_done_valid"), in("m_done_ready"), out("m_done_conn"), out("m_done_stream"), out("m_done_msn"), out("m_done_id")
+	p.wValid, p.wReady, p.wAt, p.busy = out("m_pace_valid"), in("m_pace_ready"), out("m_pace_at"), out("eng_busy")
+	for _, c := range u.Counters {
+		p.cnt = append(p.cnt, out("eng_cnt_"+c.Name))
+	}
+	return &p, b.err
+}
+
+// observe queues host 0's sender calls for replay, and replays them at the same fabric time
+// once golden's event is over (an entry point of the harness may replay them earlier).
+func (h *loopHarness) observe(now fabric.Time, c transport.SenderCall) {
+	h.calls = append(h.calls, c)
+	if !h.drainAt {
+		h.drainAt = true
+		h.sim.At(now, func() {
+			h.drainAt = false
+			h.drain()
+		})
+	}
+}
+
+// drain replays every queued call to the engine, in order.
+func (h *loopHarness) drain() {
+	for len(h.calls) > 0 && h.mm == nil && h.err == nil && !h.watchOver && !h.inGold {
+		c := h.calls[0]
+		h.calls = h.calls[1:]
+		h.replay(c)
+	}
+}
+
+// replay gives the engine call c at its time and compares the answer.
+func (h *loopHarness) replay(c transport.SenderCall) {
+	want := h.goldAnswer(c)
+	what := fmt.Sprintf("%v at %d ns", c.Op, c.Now)
+	h.eng.push(&h.eng.gold, pairItem{at: int64(c.Now), what: what, key: want})
+	got := engAnswer{Op: want.Op}
+	switch c.Op {
+	case transport.SendAck, transport.SendNak:
+		// The engine took the ACK or NAK from nic_rx when its frame went in.
+		if len(h.ackRsp) == 0 {
+			h.mismatch("send engine", h.eng.n, what, "golden's sender took an ACK or NAK that the RTL's engine did not answer")
+			return
+		}
+		r := h.ackRsp[0]
+		h.ackRsp = h.ackRsp[1:]
+		got.Status, got.Done = r.Status, h.rtlDone
+		if c.Op == transport.SendNak && r.Status == hdlsender.StatusOK {
+			got.Time = r.Time
+		}
+		h.rtlDone = nil
+	case transport.SendTakeWakes:
+		got.Wakes, h.rtlWakes = h.rtlWakes, nil
+	default:
+		h.cmd, h.cmdRsp = &c, nil
+		h.run(fabric.Time(c.Now) * fabric.Nanosecond)
+		if h.mm != nil || h.err != nil || h.watchOver {
+			return
+		}
+		if h.cmdRsp == nil {
+			h.mismatch("send engine", h.eng.n, what, "the RTL's engine did not answer")
+			return
+		}
+		got.Status, got.Time, got.Pkt = h.cmdRsp.Status, h.cmdRsp.Time, h.cmdRsp.Pkt
+		if got.Status != hdlsender.StatusOK || c.Op != transport.SendNak && c.Op != transport.SendArm && c.Op != transport.SendRearm {
+			got.Time = 0 // a time is an answer only with status ok
+		}
+		if got.Pkt != nil {
+			// The engine's descriptor waits for its port, as golden's packet waits in its queue.
+			if got.Pkt.Announce {
+				h.rtlAnn[got.Pkt.Port] = append(h.rtlAnn[got.Pkt.Port], got.Pkt)
+			}
+			h.rtlPend[got.Pkt.Port] = append(h.rtlPend[got.Pkt.Port], got.Pkt)
+		}
+	}
+	if len(got.Done) == 0 {
+		got.Done = nil
+	}
+	if len(got.Wakes) == 0 {
+		got.Wakes = nil
+	}
+	h.eng.push(&h.eng.rtl, pairItem{at: int64(c.Now), key: got})
+	h.res.Counts["engine_"+want.Op]++
+}
+
+// driveEngine offers the pending command.
+func (h *loopHarness) driveEngine(in []uint32) {
+	ep := h.ep
+	ep.rReady.Set(in, 1)
+	ep.nReady.Set(in, 1)
+	ep.wReady.Set(in, 1)
+	if h.cmd == nil || h.cmdTaken {
+		ep.cValid.Set(in, 0)
+		return
+	}
+	c := h.cmd
+	ep.cValid.Set(in, 1)
+	ep.cOp.Set(in, uint64(engCmd(c.Op)))
+	ep.cConn.Set(in, uint64(c.Conn))
+	ep.cTime.Set(in, c.Time)
+	switch c.Op {
+	case transport.SendPost:
+		wr := c.Work
+		ep.cConn.Set(in, uint64(wr.Conn))
+		ep.cStream.Set(in, uint64(wr.Stream))
+		ep.cWrOp.Set(in, uint64(wr.Op))
+		ep.cLen.Set(in, uint64(wr.Len))
+		ep.cLocal.Set(in, wr.Local)
+		ep.cVA.Set(in, wr.RemoteVA)
+		ep.cRKey.Set(in, uint64(wr.RKey))
+		ep.cID.Set(in, wr.ID)
+	case transport.SendLeft:
+		ep.cConn.Set(in, uint64(c.Ref.Conn))
+		ep.cPath.Set(in, uint64(c.Ref.Path))
+		ep.cSlot.Set(in, uint64(c.Ref.Slot))
+		ep.cGen.Set(in, uint64(c.Ref.Gen))
+	}
+}
+
+// takeEngine takes the engine's handshakes of the cycle just run.
+func (h *loopHarness) takeEngine(in, out []uint32) {
+	ep := h.ep
+	if ep.cValid.Get(in) == 1 && ep.cReady.Get(out) == 1 {
+		h.cmdTaken = true
+	}
+	if ep.nValid.Get(out) == 1 {
+		h.rtlDone = append(h.rtlDone, sender.Done{Conn: int(ep.nConn.Get(out)), Stream: int(ep.nStream.Get(out)),
+			MSN: uint32(ep.nMSN.Get(out)), ID: ep.nID.Get(out)})
+	}
+	if ep.wValid.Get(out) == 1 {
+		h.rtlWakes = append(h.rtlWakes, ep.wAt.Get(out))
+	}
+	if ep.rValid.Get(out) == 1 {
+		r := &engAnswer{Status: int(ep.rStatus.Get(out)), Time: ep.rTime.Get(out)}
+		if int(ep.rOp.Get(out)) == hdlsender.RspAckPort {
+			h.ackRsp = append(h.ackRsp, *r)
+			return
+		}
+		if h.cmd == nil || !h.cmdTaken {
+			h.mismatch("send engine", h.eng.n, "", "the RTL's engine answered a command it was not given")
+			return
+		}
+		if engCmd(h.cmd.Op) == hdlsender.CmdNext && r.Status == hdlsender.StatusOK {
+			r.Pkt = ep.pkt(out)
+		}
+		h.cmdRsp, h.cmd, h.cmdTaken = r, nil, false
+	}
+}
