@@ -267,7 +267,7 @@ func runLoop(ctx context.Context, lib *verilator.Library, nic *pipeline.NIC, k l
 	h.ctl.name, h.dma.name, h.cpl.name, h.drops.name = "control frames", "DMA writes", "completions", "drops"
 	h.data.name, h.reads.name, h.eng.name = "data frames", "DMA reads", "send engine"
 	h.eu = nic.Eng
-	if h.ep, err = bindEnginePorts(lib.Layout(), nic.Eng); err != nil {
+	if h.ep, err = bindEnginePorts(lib.Layout(), nic.Eng, nic); err != nil {
 		return nil, nil, fmt.Errorf("cosim: nic_top ports: %w", err)
 	}
 	h.sendMem = placement.NewHostMemory()

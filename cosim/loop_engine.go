@@ -11,6 +11,7 @@ import (
 	"github.com/mrgen/mrgen/golden/sender"
 	"github.com/mrgen/mrgen/golden/transport"
 	hdlsender "github.com/mrgen/mrgen/hdl/sender"
+	"github.com/mrgen/mrgen/pipeline"
 	"github.com/mrgen/mrgen/verilator"
 )
 
@@ -93,26 +94,11 @@ func (h *loopHarness) goldAnswer(c transport.SenderCall) engAnswer {
 	return a
 }
 
-// bindEnginePorts binds tx_engine's ports as nic_top names them (pipeline.NIC: busy, counters
-// and pacing wake-ups renamed; s_ackin inside the top).
-func bindEnginePorts(lay *verilator.Layout, u *hdlsender.Unit) (*sndPorts, error) {
-	var p sndPorts
-	b := portBinder{lay: lay}
-	in, out := b.in, b.out
-	p.cValid, p.cReady, p.cOp, p.cConn, p.cStream = in("s_cmd_valid"), out("s_cmd_ready"), in("s_cmd_op"), in("s_cmd_conn"), in("s_cmd_stream")
-	p.cWrOp, p.cLen, p.cLocal, p.cVA, p.cRKey = in("s_cmd_wr_op"), in("s_cmd_len"), in("s_cmd_local"), in("s_cmd_va"), in("s_cmd_rkey")
-	p.cID, p.cPath, p.cSlot, p.cGen, p.cTime = in("s_cmd_id"), in("s_cmd_path"), in("s_cmd_slot"), in("s_cmd_gen"), in("s_cmd_time")
-	p.rValid, p.rReady, p.rOp, p.rStatus, p.rTime = out("m_rsp_valid"), in("m_rsp_ready"), out("m_rsp_op"), out("m_rsp_status"), out("m_rsp_time")
-	p.dConn, p.dOpcode, p.dFlags, p.dPath, p.dStream = out("m_rsp_conn"), out("m_rsp_opcode"), out("m_rsp_flags"), out("m_rsp_path"), out("m_rsp_stream")
-	p.dPSN, p.dMSN, p.dMsgLen, p.dRKey, p.dVA = out("m_rsp_psn"), out("m_rsp_msn"), out("m_rsp_msg_len"), out("m_rsp_rkey"), out("m_rsp_va")
-	p.dOffset, p.dAddr, p.dLen, p.dUDP, p.dPort = out("m_rsp_offset"), out("m_rsp_addr"), out("m_rsp_len"), out("m_rsp_udp_src"), out("m_rsp_port")
-	p.dSlot, p.dGen, p.dKind, p.dAnn, p.dID, p.dIndex = out("m_rsp_slot"), out("m_rsp_gen"), out("m_rsp_kind"), out("m_rsp_announce"), out("m_rsp_id"), out("m_rsp_index")
-	p.nValid, p.nReady, p.nConn, p.nStream, p.nMSN, p.nID = out("m_done_valid"), in("m_done_ready"), out("m_done_conn"), out("m_done_stream"), out("m_done_msn"), out("m_done_id")
-	p.wValid, p.wReady, p.wAt, p.busy = out("m_pace_valid"), in("m_pace_ready"), out("m_pace_at"), out("eng_busy")
-	for _, c := range u.Counters {
-		p.cnt = append(p.cnt, out("eng_cnt_"+c.Name))
-	}
-	return &p, b.err
+// bindEnginePorts binds tx_engine's ports as nic_top names them (pipeline.NIC: busy and
+// counters prefixed eng_, pacing wake-ups m_pace_*; the clock, reset and now shared; s_ackin
+// inside the top).
+func bindEnginePorts(lay *verilator.Layout, u *hdlsender.Unit, nic *pipeline.NIC) (*sndPorts, error) {
+	return bindEngine(lay, u, func(name string) string { return nic.TopName("eng", name) }, false)
 }
 
 // observe queues host 0's sender calls for replay, and replays them at the same fabric time
@@ -202,27 +188,7 @@ func (h *loopHarness) driveEngine(in []uint32) {
 		return
 	}
 	c := h.cmd
-	ep.cValid.Set(in, 1)
-	ep.cOp.Set(in, uint64(engCmd(c.Op)))
-	ep.cConn.Set(in, uint64(c.Conn))
-	ep.cTime.Set(in, c.Time)
-	switch c.Op {
-	case transport.SendPost:
-		wr := c.Work
-		ep.cConn.Set(in, uint64(wr.Conn))
-		ep.cStream.Set(in, uint64(wr.Stream))
-		ep.cWrOp.Set(in, uint64(wr.Op))
-		ep.cLen.Set(in, uint64(wr.Len))
-		ep.cLocal.Set(in, wr.Local)
-		ep.cVA.Set(in, wr.RemoteVA)
-		ep.cRKey.Set(in, uint64(wr.RKey))
-		ep.cID.Set(in, wr.ID)
-	case transport.SendLeft:
-		ep.cConn.Set(in, uint64(c.Ref.Conn))
-		ep.cPath.Set(in, uint64(c.Ref.Path))
-		ep.cSlot.Set(in, uint64(c.Ref.Slot))
-		ep.cGen.Set(in, uint64(c.Ref.Gen))
-	}
+	ep.offer(in, engCmd(c.Op), c.Conn, c.Time, c.Work, c.Ref)
 }
 
 // takeEngine takes the engine's handshakes of the cycle just run.

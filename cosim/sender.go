@@ -83,16 +83,28 @@ type sndPorts struct {
 	cnt                                                            []verilator.Field
 }
 
+// bindSenderPorts binds tx_engine's ports on its own.
 func bindSenderPorts(lay *verilator.Layout, u *hdlsender.Unit) (*sndPorts, error) {
+	return bindEngine(lay, u, func(name string) string { return name }, true)
+}
+
+// bindEngine binds tx_engine's ports by the names top gives them (the identity on the engine's
+// own model; nic_top's names in the closed loop), with its ACK input when ackin (inside
+// nic_top, nic_rx drives it).
+func bindEngine(lay *verilator.Layout, u *hdlsender.Unit, top func(string) string, ackin bool) (*sndPorts, error) {
 	var p sndPorts
 	b := portBinder{lay: lay}
-	in, out := b.in, b.out
+	in := func(name string) verilator.Field { return b.in(top(name)) }
+	out := func(name string) verilator.Field { return b.out(top(name)) }
 	p.rst, p.now = in(u.Reset.Port), in("now")
 	p.cValid, p.cReady, p.cOp, p.cConn, p.cStream = in("s_cmd_valid"), out("s_cmd_ready"), in("s_cmd_op"), in("s_cmd_conn"), in("s_cmd_stream")
 	p.cWrOp, p.cLen, p.cLocal, p.cVA, p.cRKey = in("s_cmd_wr_op"), in("s_cmd_len"), in("s_cmd_local"), in("s_cmd_va"), in("s_cmd_rkey")
 	p.cID, p.cPath, p.cSlot, p.cGen, p.cTime = in("s_cmd_id"), in("s_cmd_path"), in("s_cmd_slot"), in("s_cmd_gen"), in("s_cmd_time")
-	p.aValid, p.aReady, p.aOpcode, p.aConn, p.aPath = in("s_ackin_valid"), out("s_ackin_ready"), in("s_ackin_opcode"), in("s_ackin_conn"), in("s_ackin_path")
-	p.aPSN, p.aTS, p.aECN, p.aHint, p.aSack = in("s_ackin_psn"), in("s_ackin_ts_echo"), in("s_ackin_ecn_echo"), in("s_ackin_rate_hint"), in("s_ackin_sack")
+	if ackin {
+		p.aValid, p.aReady, p.aOpcode, p.aConn, p.aPath = in("s_ackin_valid"), out("s_ackin_ready"), in("s_ackin_opcode"), in("s_ackin_conn"), in("s_ackin_path")
+		p.aPSN, p.aTS, p.aECN, p.aHint, p.aSack = in("s_ackin_psn"), in("s_ackin_ts_echo"), in("s_ackin_ecn_echo"), in("s_ackin_rate_hint"), in("s_ackin_sack")
+		p.aCode, p.aRNR = in("s_ackin_nak_code"), in("s_ackin_rnr_delay")
+	}
 	p.rValid, p.rReady, p.rOp, p.rStatus = out("m_rsp_valid"), in("m_rsp_ready"), out("m_rsp_op"), out("m_rsp_status")
 	p.dConn, p.dOpcode, p.dFlags, p.dPath, p.dStream = out("m_rsp_conn"), out("m_rsp_opcode"), out("m_rsp_flags"), out("m_rsp_path"), out("m_rsp_stream")
 	p.dPSN, p.dMSN, p.dMsgLen, p.dRKey, p.dVA = out("m_rsp_psn"), out("m_rsp_msn"), out("m_rsp_msg_len"), out("m_rsp_rkey"), out("m_rsp_va")
@@ -100,12 +112,37 @@ func bindSenderPorts(lay *verilator.Layout, u *hdlsender.Unit) (*sndPorts, error
 	p.dSlot, p.dGen, p.dKind, p.dAnn, p.dID, p.dIndex = out("m_rsp_slot"), out("m_rsp_gen"), out("m_rsp_kind"), out("m_rsp_announce"), out("m_rsp_id"), out("m_rsp_index")
 	p.nValid, p.nReady, p.nConn, p.nStream, p.nMSN, p.nID = out("m_done_valid"), in("m_done_ready"), out("m_done_conn"), out("m_done_stream"), out("m_done_msn"), out("m_done_id")
 	p.wValid, p.wReady, p.wAt, p.busy = out("m_wake_valid"), in("m_wake_ready"), out("m_wake_at"), out("busy")
-	p.aCode, p.aRNR, p.rTime = in("s_ackin_nak_code"), in("s_ackin_rnr_delay"), out("m_rsp_time")
+	p.rTime = out("m_rsp_time")
 	p.tValid, p.tAt = out("m_timer_valid"), out("m_timer_at")
 	for _, c := range u.Counters {
 		p.cnt = append(p.cnt, out("cnt_"+c.Name))
 	}
 	return &p, b.err
+}
+
+// offer sets command op on s_cmd: conn (Doorbell), t (Woke), the work request (PostWork), the
+// record reference (Left).
+func (pt *sndPorts) offer(in []uint32, op, conn int, t uint64, wr sender.WorkRequest, ref sender.Ref) {
+	pt.cValid.Set(in, 1)
+	pt.cOp.Set(in, uint64(op))
+	pt.cConn.Set(in, uint64(conn))
+	pt.cTime.Set(in, t)
+	switch op {
+	case hdlsender.CmdPost:
+		pt.cConn.Set(in, uint64(wr.Conn))
+		pt.cStream.Set(in, uint64(wr.Stream))
+		pt.cWrOp.Set(in, uint64(wr.Op))
+		pt.cLen.Set(in, uint64(wr.Len))
+		pt.cLocal.Set(in, wr.Local)
+		pt.cVA.Set(in, wr.RemoteVA)
+		pt.cRKey.Set(in, uint64(wr.RKey))
+		pt.cID.Set(in, wr.ID)
+	case hdlsender.CmdLeft:
+		pt.cConn.Set(in, uint64(ref.Conn))
+		pt.cPath.Set(in, uint64(ref.Path))
+		pt.cSlot.Set(in, uint64(ref.Slot))
+		pt.cGen.Set(in, uint64(ref.Gen))
+	}
 }
 
 func (pt *sndPorts) pkt(o []uint32) *sndPkt {
@@ -300,27 +337,7 @@ func runSender(ctx context.Context, lib *verilator.Library, u *hdlsender.Unit, k
 		got = sndRsp{}
 		pt.now.Set(in, cmd.now)
 		if cmd.op >= 0 {
-			pt.cValid.Set(in, 1)
-			pt.cOp.Set(in, uint64(cmd.op))
-			pt.cConn.Set(in, uint64(cmd.conn))
-			pt.cTime.Set(in, cmd.t)
-			if cmd.op == hdlsender.CmdPost {
-				wr := cmd.wr
-				pt.cConn.Set(in, uint64(wr.Conn))
-				pt.cStream.Set(in, uint64(wr.Stream))
-				pt.cWrOp.Set(in, uint64(wr.Op))
-				pt.cLen.Set(in, uint64(wr.Len))
-				pt.cLocal.Set(in, wr.Local)
-				pt.cVA.Set(in, wr.RemoteVA)
-				pt.cRKey.Set(in, uint64(wr.RKey))
-				pt.cID.Set(in, wr.ID)
-			}
-			if cmd.op == hdlsender.CmdLeft {
-				pt.cConn.Set(in, uint64(cmd.ref.Conn))
-				pt.cPath.Set(in, uint64(cmd.ref.Path))
-				pt.cSlot.Set(in, uint64(cmd.ref.Slot))
-				pt.cGen.Set(in, uint64(cmd.ref.Gen))
-			}
+			pt.offer(in, cmd.op, cmd.conn, cmd.t, cmd.wr, cmd.ref)
 		} else if cmd.op == -2 {
 			n := cmd.nak
 			pt.aValid.Set(in, 1)

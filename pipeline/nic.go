@@ -130,6 +130,10 @@ func (n *NIC) Module() *hdl.Module {
 	}
 }
 
+// TopName is the name in nic_top of port name of block prefix ("rx", "tx" or "eng"): its own
+// name, a renamed status port, or (clock, reset, time, addresses, peer table) the shared port.
+func (n *NIC) TopName(prefix, name string) string { return n.topName(prefix, hdl.Port{Name: name}) }
+
 // Instance connections of nic_rx and nic_tx, for the template.
 func (n *NIC) RxConns() []Conn  { return n.conns("rx", n.Rx.Module().Ports) }
 func (n *NIC) TxConns() []Conn  { return n.conns("tx", n.Tx.Module().Ports) }
