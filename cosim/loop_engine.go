@@ -25,30 +25,13 @@ type engAnswer struct {
 	Wakes  []uint64
 }
 
-// engCmd maps a call to tx_engine's command opcode (-1: not a command: an ACK or NAK the engine
-// takes from nic_rx, or TakeWakes, which the engine answers on m_pace).
-func engCmd(op transport.SenderOp) int {
-	switch op {
-	case transport.SendPost:
-		return hdlsender.CmdPost
-	case transport.SendDoorbell:
-		return hdlsender.CmdDoorbell
-	case transport.SendNext:
-		return hdlsender.CmdNext
-	case transport.SendLeft:
-		return hdlsender.CmdLeft
-	case transport.SendWoke:
-		return hdlsender.CmdWoke
-	case transport.SendRetry:
-		return hdlsender.CmdRetry
-	case transport.SendArm:
-		return hdlsender.CmdArm
-	case transport.SendScan:
-		return hdlsender.CmdScan
-	case transport.SendRearm:
-		return hdlsender.CmdRearm
-	}
-	return -1
+// engCmds maps a sender call to tx_engine's command opcode. The others are not commands: an
+// ACK or NAK the engine takes from nic_rx, TakeWakes, which the engine answers on m_pace.
+var engCmds = map[transport.SenderOp]int{
+	transport.SendPost: hdlsender.CmdPost, transport.SendDoorbell: hdlsender.CmdDoorbell,
+	transport.SendNext: hdlsender.CmdNext, transport.SendLeft: hdlsender.CmdLeft, transport.SendWoke: hdlsender.CmdWoke,
+	transport.SendRetry: hdlsender.CmdRetry, transport.SendArm: hdlsender.CmdArm, transport.SendScan: hdlsender.CmdScan,
+	transport.SendRearm: hdlsender.CmdRearm,
 }
 
 // goldAnswer is what golden's call c answered, in the engine's terms.
@@ -188,7 +171,7 @@ func (h *loopHarness) driveEngine(in []uint32) {
 		return
 	}
 	c := h.cmd
-	ep.offer(in, engCmd(c.Op), c.Conn, c.Time, c.Work, c.Ref)
+	ep.offer(in, engCmds[c.Op], c.Conn, c.Time, c.Work, c.Ref)
 }
 
 // takeEngine takes the engine's handshakes of the cycle just run.
@@ -214,7 +197,7 @@ func (h *loopHarness) takeEngine(in, out []uint32) {
 			h.mismatch("send engine", h.eng.n, "", "the RTL's engine answered a command it was not given")
 			return
 		}
-		if engCmd(h.cmd.Op) == hdlsender.CmdNext && r.Status == hdlsender.StatusOK {
+		if engCmds[h.cmd.Op] == hdlsender.CmdNext && r.Status == hdlsender.StatusOK {
 			r.Pkt = ep.pkt(out)
 		}
 		h.cmdRsp, h.cmd, h.cmdTaken = r, nil, false
