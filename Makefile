@@ -9,7 +9,7 @@ OUT     ?= out/default
 MRGEN   := bin/mrgen
 # Tests that load Verilated models must not be served from Go's test cache: the cache does not
 # see a rebuilt model library (TOOLCHAIN.md), so every run is -count=1.
-TESTFLAGS ?= -count=1 -timeout 25m
+TESTFLAGS ?= -count=1 -timeout 40m
 
 .PHONY: all deps build demo test test-short lint fmt vet bench fuzz synth cosim cosim-parser regress results clean
 
