@@ -224,10 +224,17 @@ const (
 	localBase = uint64(3) << 40
 )
 
-func (n *Network) areaSize() uint64 {
-	return uint64(n.plPrm.Streams*n.plPrm.Depth) * n.slot
-}
+func (n *Network) areaSize() uint64 { return n.ringArea(n.plPrm.Depth) }
 
 func (n *Network) slotAddr(base uint64, conn, stream int, msn uint32) uint64 {
-	return base + uint64(conn)*n.areaSize() + uint64(stream*n.plPrm.Depth+int(msn)%n.plPrm.Depth)*n.slot
+	return n.ringSlot(base, n.plPrm.Depth, conn, stream, msn)
+}
+
+// ringArea is the bytes of one connection's area of buffer rings, depth buffers per stream.
+func (n *Network) ringArea(depth int) uint64 { return uint64(n.plPrm.Streams*depth) * n.slot }
+
+// ringSlot is the buffer of the k-th message of (conn, stream) in an area of rings of depth
+// buffers per stream from base: buffer k mod depth of the stream's ring.
+func (n *Network) ringSlot(base uint64, depth, conn, stream int, k uint32) uint64 {
+	return base + uint64(conn)*n.ringArea(depth) + uint64(stream*depth+int(k%uint32(depth)))*n.slot
 }
