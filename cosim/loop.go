@@ -306,9 +306,7 @@ func runLoop(ctx context.Context, lib *verilator.Library, nic *pipeline.NIC, k l
 	h.outQ = make([][]*fabric.Packet, h.net.Planes())
 	h.dataPend = make([][]sender.Packet, h.net.Planes())
 	h.rtlPend, h.rtlAnn = make([][]*sndPkt, h.net.Planes()), make([][]*sndPkt, h.net.Planes())
-	if transport.ConfigFor(c).ECN {
-		h.dataECN = fabric.ECT0
-	}
+	h.dataECN = h.tn.DataECN()
 	h.net.Attach(dut, (*loopEndpoint)(h))
 
 	// Reset, wait for the table clears, program the peer table and replay the host's setup.

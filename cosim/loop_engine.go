@@ -87,6 +87,7 @@ func bindEnginePorts(lay *verilator.Layout, u *hdlsender.Unit, nic *pipeline.NIC
 // observe queues host 0's sender calls for replay, and replays them at the same fabric time
 // once golden's event is over (an entry point of the harness may replay them earlier).
 func (h *loopHarness) observe(now fabric.Time, c transport.SenderCall) {
+	h.sendSide(c)
 	h.calls = append(h.calls, c)
 	if !h.drainAt {
 		h.drainAt = true

@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/mrgen/mrgen/golden/fabric"
-	"github.com/mrgen/mrgen/golden/sender"
 	"github.com/mrgen/mrgen/golden/traffic"
 	"github.com/mrgen/mrgen/golden/transport"
 	"github.com/mrgen/mrgen/golden/wire"
@@ -78,17 +77,20 @@ type rdKey struct {
 	Len  uint32
 }
 
-func (t *loopTap) Work(now fabric.Time, wr sender.WorkRequest) {
-	h := (*loopHarness)(t)
-	data := make([]byte, wr.Len)
-	traffic.Fill(wr.ID, 0, data)
-	h.sendMem.Write(wr.Local, data)
-}
-
-func (t *loopTap) Data(now fabric.Time, port int, pk sender.Packet) {
-	h := (*loopHarness)(t)
-	h.dataPend[port] = append(h.dataPend[port], pk)
-	h.res.Counts["data_packets_"+pk.Kind.String()]++
+// sendSide keeps what the host and golden's port queues hold for host 0's send side, from its
+// sender's call log: an accepted post's bytes in the host's send buffer (the host writes them
+// before it posts), and each packet Next gives, queued on its path's port.
+func (h *loopHarness) sendSide(c transport.SenderCall) {
+	switch {
+	case c.Op == transport.SendPost && !c.Full && c.Err == "":
+		data := make([]byte, c.Work.Len)
+		traffic.Fill(c.Work.ID, 0, data)
+		h.sendMem.Write(c.Work.Local, data)
+	case c.Op == transport.SendNext && c.OK:
+		port := transport.PortOf(c.Packet.Path, h.net.Planes())
+		h.dataPend[port] = append(h.dataPend[port], c.Packet)
+		h.res.Counts["data_packets_"+c.Packet.Kind.String()]++
+	}
 }
 
 // pullData is the fabric pulling port with no RTL control frame waiting: the shadow's next

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mrgen/mrgen/golden/sender"
+	"github.com/mrgen/mrgen/golden/transport"
 	"github.com/mrgen/mrgen/golden/wire"
 	hdlsender "github.com/mrgen/mrgen/hdl/sender"
 	"github.com/mrgen/mrgen/verilator"
@@ -63,7 +64,7 @@ type sndRsp struct {
 func sndPktOf(pk sender.Packet, planes int) *sndPkt {
 	return &sndPkt{Kind: pk.Kind, Announce: pk.Announce, Conn: pk.Conn, Path: pk.Path, Stream: pk.Stream, Op: uint8(pk.Op),
 		Flags: uint8(pk.Flags), PSN: pk.PSN, MSN: pk.MSN, MsgLen: pk.MsgLen, Offset: pk.Offset, RKey: pk.RKey, VA: pk.VA,
-		Addr: pk.Local, Len: pk.Len, UDPSrc: pk.Entropy, Port: pk.Path % planes, Slot: pk.Ref.Slot, Gen: pk.Ref.Gen,
+		Addr: pk.Local, Len: pk.Len, UDPSrc: pk.Entropy, Port: transport.PortOf(pk.Path, planes), Slot: pk.Ref.Slot, Gen: pk.Ref.Gen,
 		ID: pk.ID, Index: pk.Index}
 }
 

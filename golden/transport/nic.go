@@ -141,7 +141,10 @@ func (nic *NIC) Counters() map[string]uint64 {
 
 func (nic *NIC) now() fabric.Time    { return nic.nw.net.Sim().Now() }
 func (nic *NIC) nowNS64() uint64     { return uint64(nic.now().NS()) }
-func (nic *NIC) portOf(path int) int { return path % nic.planes }
+func (nic *NIC) portOf(path int) int { return PortOf(path, nic.planes) }
+
+// PortOf is the NIC port (plane) a path's data packets leave on, of ports: path mod ports.
+func PortOf(path, ports int) int { return path % ports }
 
 // ticks is now on the sender's clock: golden/fabric's picoseconds, or nanoseconds (SenderClock).
 func (nic *NIC) ticks() uint64 { return nic.ticksAt(nic.now()) }

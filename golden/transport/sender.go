@@ -102,18 +102,12 @@ func (nic *NIC) emit(pk sender.Packet) {
 		w.Payload = make([]byte, pk.Len)
 		fillPayload(pk.ID, pk.Offset, w.Payload)
 	}
-	ecn := fabric.NotECT
-	if nic.nw.cfg.ECN {
-		ecn = fabric.ECT0
-	}
+	ecn := nic.nw.DataECN()
 	peer := peerOf(nic.host, pk.Conn)
 	p := &fabric.Packet{Dst: peer, SrcPort: pk.Entropy, DstPort: uint16(nic.nw.cfg.NIC.UDPDestPort), Proto: 17,
 		Bytes: nic.frameBytes(w), ECN: ecn, Payload: &frame{w: w, msgID: pk.ID, idx: pk.Index, sent: true, ref: pk.Ref}}
 	k := nic.portOf(pk.Path)
 	nic.dataQ[k] = append(nic.dataQ[k], p)
-	if nic.tap != nil {
-		nic.tap.Data(nic.now(), k, pk)
-	}
 }
 
 // onAck hands an ACK for one of our paths to the sender.
@@ -193,4 +187,13 @@ func (n *Network) SenderClock(h int, tick fabric.Time) error {
 	}
 	nic.snd = snd
 	return nil
+}
+
+// DataECN is the IP ECN field of the run's data packets: ECT(0) when the transport is
+// ECN-capable, else Not-ECT.
+func (n *Network) DataECN() uint8 {
+	if n.cfg.ECN {
+		return fabric.ECT0
+	}
+	return fabric.NotECT
 }

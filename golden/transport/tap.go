@@ -3,7 +3,6 @@ package transport
 import (
 	"github.com/mrgen/mrgen/golden/fabric"
 	"github.com/mrgen/mrgen/golden/placement"
-	"github.com/mrgen/mrgen/golden/sender"
 	"github.com/mrgen/mrgen/golden/wire"
 )
 
@@ -24,13 +23,6 @@ type Tap interface {
 	// Op is a control operation the host performs on the NIC: at construction the regions it
 	// registers and the receives it posts, then a repost after every completion.
 	Op(now fabric.Time, op SetupOp)
-	// Work is a work request the NIC's sender accepted into its ring: the host has written the
-	// message's bytes (traffic.Fill of wr.ID) into its send buffer at wr.Local.
-	Work(now fabric.Time, wr sender.WorkRequest)
-	// Data is a data packet the sender chose, queued on port (with the ANNOUNCE that goes ahead
-	// of it, if pk.Announce, on the same port's control queue). The tapped NIC's packets still
-	// leave through Pull, which the tap calls for its port when the fabric pulls it.
-	Data(now fabric.Time, port int, pk sender.Packet)
 }
 
 // SetupOp is a host's control operation on its NIC's placement engine.

@@ -11,16 +11,15 @@ import (
 // Each (connection, stream) has a ring of WorkDepth send buffers at this host, one per slot of
 // the sender's work-request ring: the k-th message posted on the stream is read from buffer k
 // mod WorkDepth, at localAddr (its bytes are traffic.Byte(message id, offset), so the model
-// keeps no copy; a tapped NIC's host writes them there when the sender accepts the request).
+// keeps no copy; a closed loop's host writes them there when the sender accepts the request: a
+// post its call log shows not refused).
 // A buffer is rewritten only when its ring slot is reposted, after its message completed. The
 // k-th message is also the stream's MSN k, so the host knows the receiver's buffer of a WRITE
 // when it posts it.
 
 // localAddr is the send buffer of the k-th message posted on stream s of connection c.
 func (nic *NIC) localAddr(c, s int, k uint32) uint64 {
-	depth := uint64(nic.snd.Params().WorkDepth)
-	area := uint64(nic.nw.plPrm.Streams) * depth * nic.nw.slot
-	return localBase + uint64(c)*area + (uint64(s)*depth+uint64(k)%depth)*nic.nw.slot
+	return nic.nw.ringSlot(localBase, nic.snd.Params().WorkDepth, c, s, k)
 }
 
 // workRequest is the work request of message m on stream s of cn, the next one posted there.
@@ -45,7 +44,6 @@ func (nic *NIC) post(cn *conn, wr sender.WorkRequest) error {
 			return err
 		}
 		if !c.Full {
-			nic.accepted(wr)
 			cn.posted[s]++
 			return nil
 		}
@@ -67,15 +65,7 @@ func (nic *NIC) completed(done []sender.Done) {
 			if c, err := nic.send(SenderCall{Op: SendPost, Work: cn.backlog[d.Stream][0]}); err != nil || c.Full {
 				break // the ring is full again
 			}
-			nic.accepted(cn.backlog[d.Stream][0])
 			cn.backlog[d.Stream] = cn.backlog[d.Stream][1:]
 		}
-	}
-}
-
-// accepted tells the tap that the sender took wr into its ring (its buffer holds the message).
-func (nic *NIC) accepted(wr sender.WorkRequest) {
-	if nic.tap != nil {
-		nic.tap.Work(nic.now(), wr)
 	}
 }
