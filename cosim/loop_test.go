@@ -5,10 +5,15 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mrgen/mrgen/config"
 	"github.com/mrgen/mrgen/gen"
+	"github.com/mrgen/mrgen/golden/fabric"
+	"github.com/mrgen/mrgen/golden/traffic"
+	"github.com/mrgen/mrgen/golden/transport"
+	hdlsender "github.com/mrgen/mrgen/hdl/sender"
 	"github.com/mrgen/mrgen/internal/tooltest"
 )
 
@@ -80,4 +85,27 @@ func TestLoopCatchesBlockFault(t *testing.T) {
 func TestLoopUnknownScenario(t *testing.T) {
 	_, err := RunLoop(context.Background(), Options{Config: config.Default(), Scenario: "nope", Packets: 1})
 	require.ErrorContains(t, err, "unknown closed-loop scenario")
+}
+
+// The closed loop compares the engine with host 0's shadow only if both run golden/sender with
+// the same parameters: the engine's (hdl/sender.GoldenParams of the configuration) must equal
+// the shadow's on its nanosecond clock, but for the wire connection ids, which nic_tx's peer
+// table supplies.
+func TestEngineParamsAreTheShadows(t *testing.T) {
+	for _, name := range []string{"default.yaml", "matrix/nic-w512-64paths.yaml", "matrix/nic-w256-2ports.yaml"} {
+		c, err := config.Load(filepath.Join("..", "configs", name))
+		require.NoError(t, err, name)
+		topo := fabric.DefaultTopology()
+		topo.Hosts, topo.HostsPerLeaf, topo.Planes = c.Connections+1, (c.Connections+2)/2, c.Ports
+		net, err := fabric.Build(fabric.NewSim(), topo)
+		require.NoError(t, err, name)
+		tn, err := transport.New(net, traffic.NewLedger(), transport.ConfigFor(c))
+		require.NoError(t, err, name)
+		require.NoError(t, tn.SenderClock(dut, fabric.Nanosecond))
+		shadow := tn.NIC(dut).SenderParams()
+		engine, err := hdlsender.GoldenParams(c)
+		require.NoError(t, err, name)
+		shadow.WireConn, engine.WireConn = nil, nil
+		require.Empty(t, cmp.Diff(shadow, engine), name)
+	}
 }

@@ -31,23 +31,27 @@ func (nic *NIC) senderParams() sender.Params {
 		Announce: nw.cfg.Announce, WriteOverhead: nic.dataOverhead(wire.OpWrite), SendOverhead: nic.dataOverhead(wire.OpSend)}
 }
 
-// dataOverhead is the wire bytes of a data frame of op beyond its payload: the frame (headers,
-// ICRC, FCS) and the wire's preamble and inter-frame gap.
-func (nic *NIC) dataOverhead(op wire.Opcode) int {
+// dataOverhead is the wire bytes of a data frame of op beyond its payload (DataOverhead).
+func (nic *NIC) dataOverhead(op wire.Opcode) int { return DataOverhead(op, nic.nw.wprm) }
+
+// DataOverhead is the wire bytes of a data frame of op beyond its payload, with codec
+// parameters wp: the frame (headers, ICRC, FCS) and the wire's preamble and inter-frame gap
+// (golden/sender's pacing unit).
+func DataOverhead(op wire.Opcode, wp wire.Params) int {
 	w := &wire.Packet{BTH: wire.BTH{Opcode: op}}
 	if op == wire.OpWrite {
 		w.Write = &wire.WriteExt{}
 	} else {
 		w.Send = &wire.SendExt{}
 	}
-	return nic.frameBytes(w) + fabric.WireOverhead
+	return frameBytes(w, wp) + fabric.WireOverhead
 }
 
 // frameBytes is a packet's length on the fabric: the frame wire.Encode builds plus the FCS.
 // (No MetaRoCE frame is below the Ethernet minimum, so none is padded.)
-func (nic *NIC) frameBytes(w *wire.Packet) int {
-	return wire.FrameLen(w, nic.nw.wprm) + fabric.FCSBytes
-}
+func (nic *NIC) frameBytes(w *wire.Packet) int { return frameBytes(w, nic.nw.wprm) }
+
+func frameBytes(w *wire.Packet, wp wire.Params) int { return wire.FrameLen(w, wp) + fabric.FCSBytes }
 
 // roomy reports whether some port wants more data packets.
 func (nic *NIC) roomy() bool {

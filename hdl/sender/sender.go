@@ -20,10 +20,10 @@ import (
 
 	"github.com/mrgen/mrgen/config"
 	"github.com/mrgen/mrgen/gen"
-	"github.com/mrgen/mrgen/golden/fabric"
 	"github.com/mrgen/mrgen/golden/placement"
 	goldensack "github.com/mrgen/mrgen/golden/sack"
 	goldensender "github.com/mrgen/mrgen/golden/sender"
+	"github.com/mrgen/mrgen/golden/transport"
 	goldenwindow "github.com/mrgen/mrgen/golden/window"
 	"github.com/mrgen/mrgen/golden/wire"
 	"github.com/mrgen/mrgen/hdl"
@@ -136,15 +136,7 @@ func pack(fs []Field) ([]Field, int) {
 // the frame overheads of golden/transport (frame, FCS, preamble and gap).
 func GoldenParams(c config.Config) (goldensender.Params, error) {
 	wp := wire.ParamsFrom(c)
-	over := func(op wire.Opcode) int {
-		w := &wire.Packet{BTH: wire.BTH{Opcode: op}}
-		if op == wire.OpWrite {
-			w.Write = &wire.WriteExt{}
-		} else {
-			w.Send = &wire.SendExt{}
-		}
-		return wire.FrameLen(w, wp) + fabric.FCSBytes + fabric.WireOverhead
-	}
+	over := func(op wire.Opcode) int { return transport.DataOverhead(op, wp) }
 	ids := make([]uint16, c.Connections)
 	for i := range ids {
 		ids[i] = uint16(i)
