@@ -258,7 +258,7 @@ func runLoop(ctx context.Context, lib *verilator.Library, nic *pipeline.NIC, k l
 		res: &Result{Block: "nic", Scenario: opt.Scenario, Seed: opt.Seed, ConfigHash: c.Hash(), Drops: map[string]int{},
 			Counts: map[string]int{}, DeclaredLatency: map[string]int{}, MinLatency: map[string]int{}, MaxLatency: map[string]int{}}}
 	h.watch = cycleWatch{ctx: ctx, m: m, opt: opt, traceAt: traceAt}
-	if h.tp, err = bindTxPorts(lib.Layout()); err != nil {
+	if h.tp, err = bindTxPorts(lib.Layout(), nic.Tx); err != nil {
 		return nil, nil, fmt.Errorf("cosim: nic_top ports: %w", err)
 	}
 	for _, p := range h.pairs() {

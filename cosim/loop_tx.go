@@ -10,6 +10,7 @@ import (
 	"github.com/mrgen/mrgen/golden/traffic"
 	"github.com/mrgen/mrgen/golden/transport"
 	"github.com/mrgen/mrgen/golden/wire"
+	"github.com/mrgen/mrgen/pipeline"
 	"github.com/mrgen/mrgen/verilator"
 )
 
@@ -33,18 +34,16 @@ type txPorts struct {
 	txFrames, txReads, txErr                           verilator.Field
 }
 
-// txdFields are nic_tx's descriptor fields (s_txd_<name>).
-var txdFields = []string{"conn", "opcode", "flags", "path", "stream", "psn", "msn", "msg_len", "rkey", "va", "offset",
-	"addr", "len", "udp_src", "port"}
-
-func bindTxPorts(lay *verilator.Layout) (*txPorts, error) {
+// bindTxPorts binds the transmit data path's ports of nic_top, its descriptor fields (s_txd_*)
+// those of tx's.
+func bindTxPorts(lay *verilator.Layout, tx *pipeline.Tx) (*txPorts, error) {
 	var p txPorts
 	b := portBinder{lay: lay}
 	in, out := b.in, b.out
 	p.dataECN, p.txdValid, p.txdReady = in("data_ecn"), in("s_txd_valid"), out("s_txd_ready")
 	p.txd = map[string]verilator.Field{}
-	for _, f := range txdFields {
-		p.txd[f] = in("s_txd_" + f)
+	for _, f := range tx.DescFields() {
+		p.txd[f.Name] = in("s_txd_" + f.Name)
 	}
 	p.rdValid, p.rdReady, p.rdAddr, p.rdLen, p.rdTag = out("m_rd_valid"), in("m_rd_ready"), out("m_rd_addr"), out("m_rd_len"), out("m_rd_tag")
 	p.rdData, p.rdKeep, p.rdDValid, p.rdDReady = in("s_rd_tdata"), in("s_rd_tkeep"), in("s_rd_tvalid"), out("s_rd_tready")
@@ -189,8 +188,8 @@ func (h *loopHarness) driveTx(in []uint32, ready func() uint64) {
 	tp.dataECN.Set(in, uint64(h.dataECN))
 	if len(h.txds) > 0 {
 		tp.txdValid.Set(in, 1)
-		for _, f := range txdFields {
-			tp.txd[f].Set(in, h.txds[0][f])
+		for name, f := range tp.txd {
+			f.Set(in, h.txds[0][name])
 		}
 	} else {
 		tp.txdValid.Set(in, 0)
