@@ -131,7 +131,9 @@ func (h *loopHarness) replay(c transport.SenderCall) {
 		got.Wakes, h.rtlWakes = h.rtlWakes, nil
 	default:
 		h.cmd, h.cmdRsp = &c, nil
+		start := h.cycle
 		h.run(fabric.Time(c.Now) * fabric.Nanosecond)
+		h.res.Counts["engine_cycles_"+want.Op] += int(h.cycle - start)
 		if h.mm != nil || h.err != nil || h.watchOver {
 			return
 		}

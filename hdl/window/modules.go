@@ -105,6 +105,7 @@ func (u *Unit) UnitModule() *hdl.Module {
 			out("s_exp_ready", 1, "accepted when valid and ready (lowest priority: low while an ACK or send is offered)"),
 			in("s_exp_conn", u.CW, "connection id"),
 			in("s_exp_path", u.AW, "path id within the connection"),
+			out("armed", u.Depth, "bit {conn, path}: that entry's timer is armed (golden Armed)"),
 		)
 		doc = " Explicit expiry: no free-running scan; an entry's timer is checked only when s_exp asks."
 	}
