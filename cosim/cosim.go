@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/mrgen/mrgen/config"
@@ -232,6 +233,9 @@ type cycleWatch struct {
 func (w *cycleWatch) at(cycle uint64, packets int) (over bool, err error) {
 	if w.traceAt >= 0 {
 		if !w.tracing && int64(cycle) >= w.traceAt-vcdBefore {
+			if err := makeParent(w.opt.VCD); err != nil {
+				return false, err
+			}
 			if err := w.m.TraceStart(w.opt.VCD); err != nil {
 				return false, err
 			}
@@ -274,4 +278,13 @@ func (b *portBinder) out(name string) verilator.Field {
 		b.err = err
 	}
 	return f
+}
+
+// makeParent creates the directory a mismatch artifact (VCD, pcap) is written into: the
+// defaults live under out/, which a fresh checkout does not have.
+func makeParent(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("cosim: directory for %s: %w", path, err)
+	}
+	return nil
 }

@@ -49,7 +49,8 @@ func requireFaultsCaught(t *testing.T, faults []templateFault,
 		t.Run(f.Name, func(t *testing.T) {
 			vcd := ""
 			if f.VCD {
-				vcd = filepath.Join(t.TempDir(), "mismatch.vcd")
+				// In a directory that does not exist yet, like the default out/ of a fresh clone.
+				vcd = filepath.Join(t.TempDir(), "out", "mismatch.vcd")
 			}
 			res := run(t, f, f.mutate(t), vcd)
 			require.NotNil(t, res.Mismatch, "cosim missed an injected fault")

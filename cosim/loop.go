@@ -410,6 +410,9 @@ func (h *loopHarness) writePcap() error {
 	if h.opt.Pcap == "" || h.traceAt >= 0 || h.mm == nil {
 		return nil
 	}
+	if err := makeParent(h.opt.Pcap); err != nil {
+		return err
+	}
 	w, err := pcapout.Create(h.opt.Pcap, pcapout.Options{Sidecar: true})
 	if err != nil {
 		return fmt.Errorf("cosim: pcap: %w", err)
