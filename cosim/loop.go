@@ -190,10 +190,10 @@ type loopHarness struct {
 	// The send engine (loop_engine.go).
 	eu       *hdlsender.Unit
 	ep       *sndPorts
-	calls    []transport.SenderCall // host 0's sender calls not yet replayed
-	drainAt  bool                   // a replay is scheduled
-	inGold   bool                   // golden's Receive is running (its calls wait for the frame)
-	cmd      *transport.SenderCall  // the command offered to the engine
+	calls    []sender.Call // host 0's sender calls not yet replayed
+	drainAt  bool          // a replay is scheduled
+	inGold   bool          // golden's Receive is running (its calls wait for the frame)
+	cmd      *sender.Call  // the command offered to the engine
 	cmdTaken bool
 	cmdRsp   *engAnswer
 	ackRsp   []engAnswer   // the engine's answers to ACKs and NAKs, not yet compared

@@ -9,73 +9,10 @@ import (
 
 	"github.com/mrgen/mrgen/golden/fabric"
 	"github.com/mrgen/mrgen/golden/sender"
-	"github.com/mrgen/mrgen/golden/transport"
 	hdlsender "github.com/mrgen/mrgen/hdl/sender"
 	"github.com/mrgen/mrgen/pipeline"
 	"github.com/mrgen/mrgen/verilator"
 )
-
-// engAnswer is the answer to one call of the sender, as the comparison sees it.
-type engAnswer struct {
-	Op     string
-	Status int
-	Time   uint64 // a NAK's RNR retry due time; Arm and Rearm: the scan's time
-	Pkt    *sndPkt
-	Done   []sender.Done
-	Wakes  []uint64
-}
-
-// engCmds maps a sender call to tx_engine's command opcode. The others are not commands: an
-// ACK or NAK the engine takes from nic_rx, TakeWakes, which the engine answers on m_pace.
-var engCmds = map[transport.SenderOp]int{
-	transport.SendPost: hdlsender.CmdPost, transport.SendDoorbell: hdlsender.CmdDoorbell,
-	transport.SendNext: hdlsender.CmdNext, transport.SendLeft: hdlsender.CmdLeft, transport.SendWoke: hdlsender.CmdWoke,
-	transport.SendRetry: hdlsender.CmdRetry, transport.SendArm: hdlsender.CmdArm, transport.SendScan: hdlsender.CmdScan,
-	transport.SendRearm: hdlsender.CmdRearm,
-}
-
-// goldAnswer is what golden's call c answered, in the engine's terms.
-func (h *loopHarness) goldAnswer(c transport.SenderCall) engAnswer {
-	a := engAnswer{Op: c.Op.String()}
-	switch c.Op {
-	case transport.SendPost:
-		if c.Full {
-			a.Status = hdlsender.StatusNone
-		}
-	case transport.SendNext:
-		if c.OK {
-			a.Pkt = sndPktOf(c.Packet, h.eu.Planes)
-		} else {
-			a.Status = hdlsender.StatusNone
-		}
-	case transport.SendAck:
-		a.Done = c.Done
-	case transport.SendNak:
-		if c.OK {
-			a.Time = c.At
-		} else {
-			a.Status = hdlsender.StatusNone
-		}
-	case transport.SendArm, transport.SendRearm:
-		if c.OK {
-			a.Time = c.At
-		} else {
-			a.Status = hdlsender.StatusNone
-		}
-	case transport.SendTakeWakes:
-		a.Wakes = c.Wakes
-	}
-	if c.Err != "" {
-		a.Status = hdlsender.StatusError
-	}
-	if len(a.Done) == 0 {
-		a.Done = nil
-	}
-	if len(a.Wakes) == 0 {
-		a.Wakes = nil
-	}
-	return a
-}
 
 // bindEnginePorts binds tx_engine's ports as nic_top names them (pipeline.NIC: busy and
 // counters prefixed eng_, pacing wake-ups m_pace_*; the clock, reset and now shared; s_ackin
@@ -86,7 +23,7 @@ func bindEnginePorts(lay *verilator.Layout, u *hdlsender.Unit, nic *pipeline.NIC
 
 // observe queues host 0's sender calls for replay, and replays them at the same fabric time
 // once golden's event is over (an entry point of the harness may replay them earlier).
-func (h *loopHarness) observe(now fabric.Time, c transport.SenderCall) {
+func (h *loopHarness) observe(now fabric.Time, c sender.Call) {
 	h.sendSide(c)
 	h.calls = append(h.calls, c)
 	if !h.drainAt {
@@ -108,13 +45,13 @@ func (h *loopHarness) drain() {
 }
 
 // replay gives the engine call c at its time and compares the answer.
-func (h *loopHarness) replay(c transport.SenderCall) {
-	want := h.goldAnswer(c)
+func (h *loopHarness) replay(c sender.Call) {
+	want := engineAnswer(c, h.eu.Planes)
 	what := fmt.Sprintf("%v at %d ns", c.Op, c.Now)
 	h.eng.push(&h.eng.gold, pairItem{at: int64(c.Now), what: what, key: want})
 	got := engAnswer{Op: want.Op}
 	switch c.Op {
-	case transport.SendAck, transport.SendNak:
+	case sender.OpAck, sender.OpNak:
 		// The engine took the ACK or NAK from nic_rx when its frame went in.
 		if len(h.ackRsp) == 0 {
 			h.mismatch("send engine", h.eng.n, what, "golden's sender took an ACK or NAK that the RTL's engine did not answer")
@@ -123,11 +60,11 @@ func (h *loopHarness) replay(c transport.SenderCall) {
 		r := h.ackRsp[0]
 		h.ackRsp = h.ackRsp[1:]
 		got.Status, got.Done = r.Status, h.rtlDone
-		if c.Op == transport.SendNak && r.Status == hdlsender.StatusOK {
+		if c.Op == sender.OpNak && r.Status == hdlsender.StatusOK {
 			got.Time = r.Time
 		}
 		h.rtlDone = nil
-	case transport.SendTakeWakes:
+	case sender.OpTakeWakes:
 		got.Wakes, h.rtlWakes = h.rtlWakes, nil
 	default:
 		h.cmd, h.cmdRsp = &c, nil
@@ -141,10 +78,7 @@ func (h *loopHarness) replay(c transport.SenderCall) {
 			h.mismatch("send engine", h.eng.n, what, "the RTL's engine did not answer")
 			return
 		}
-		got.Status, got.Time, got.Pkt = h.cmdRsp.Status, h.cmdRsp.Time, h.cmdRsp.Pkt
-		if got.Status != hdlsender.StatusOK || c.Op != transport.SendNak && c.Op != transport.SendArm && c.Op != transport.SendRearm {
-			got.Time = 0 // a time is an answer only with status ok
-		}
+		got.Status, got.Time, got.Pkt = h.cmdRsp.Status, rtlTime(c.Op, h.cmdRsp.Status, h.cmdRsp.Time), h.cmdRsp.Pkt
 		if got.Pkt != nil {
 			// The engine's descriptor waits for its port, as golden's packet waits in its queue.
 			if got.Pkt.Announce {
@@ -153,13 +87,7 @@ func (h *loopHarness) replay(c transport.SenderCall) {
 			h.rtlPend[got.Pkt.Port] = append(h.rtlPend[got.Pkt.Port], got.Pkt)
 		}
 	}
-	if len(got.Done) == 0 {
-		got.Done = nil
-	}
-	if len(got.Wakes) == 0 {
-		got.Wakes = nil
-	}
-	h.eng.push(&h.eng.rtl, pairItem{at: int64(c.Now), key: got})
+	h.eng.push(&h.eng.rtl, pairItem{at: int64(c.Now), key: got.tidy()})
 	h.res.Counts["engine_"+want.Op]++
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/mrgen/mrgen/golden/fabric"
+	"github.com/mrgen/mrgen/golden/sender"
 	"github.com/mrgen/mrgen/golden/traffic"
 	"github.com/mrgen/mrgen/golden/transport"
 	"github.com/mrgen/mrgen/golden/wire"
@@ -79,13 +80,13 @@ type rdKey struct {
 // sendSide keeps what the host and golden's port queues hold for host 0's send side, from its
 // sender's call log: an accepted post's bytes in the host's send buffer (the host writes them
 // before it posts), and each packet Next gives, queued on its path's port.
-func (h *loopHarness) sendSide(c transport.SenderCall) {
+func (h *loopHarness) sendSide(c sender.Call) {
 	switch {
-	case c.Op == transport.SendPost && !c.Full && c.Err == "":
+	case c.Op == sender.OpPost && !c.Full && c.Err == "":
 		data := make([]byte, c.Work.Len)
 		traffic.Fill(c.Work.ID, 0, data)
 		h.sendMem.Write(c.Work.Local, data)
-	case c.Op == transport.SendNext && c.OK:
+	case c.Op == sender.OpNext && c.OK:
 		port := transport.PortOf(c.Packet.Path, h.net.Planes())
 		h.dataPend[port] = append(h.dataPend[port], c.Packet)
 		h.res.Counts["data_packets_"+c.Packet.Kind.String()]++

@@ -49,16 +49,79 @@ type sndPkt struct {
 	Index              uint32
 }
 
-// sndRsp is one command's whole answer: status, descriptor, completions and wake-ups.
-type sndRsp struct {
+// engAnswer is the answer to one call of the sender, as both of the engine's co-simulations
+// compare it: golden's from engineAnswer, the RTL's from tx_engine's outputs.
+type engAnswer struct {
+	Op     string
 	Status int
-	Time   uint64 // a NAK's RNR retry due time
+	Time   uint64 // a NAK's RNR retry due time; Arm and Rearm: the scan's time
 	Pkt    *sndPkt
 	Done   []sender.Done
 	Wakes  []uint64
-	// The earliest pending timer after the command (golden NextTimer).
+	// The block cosim only: the earliest pending timer after the call (golden NextTimer).
 	TimerValid bool
 	TimerAt    uint64
+}
+
+// engCmds maps a sender call to tx_engine's command opcode. The others are not commands: an
+// ACK or NAK (the s_ackin port), TakeWakes (the engine answers it on its wake-up output).
+var engCmds = map[sender.Op]int{
+	sender.OpPost: hdlsender.CmdPost, sender.OpDoorbell: hdlsender.CmdDoorbell,
+	sender.OpNext: hdlsender.CmdNext, sender.OpLeft: hdlsender.CmdLeft, sender.OpWoke: hdlsender.CmdWoke,
+	sender.OpRetry: hdlsender.CmdRetry, sender.OpArm: hdlsender.CmdArm, sender.OpScan: hdlsender.CmdScan,
+	sender.OpRearm: hdlsender.CmdRearm,
+}
+
+// engineAnswer is what golden's applied call c answered, in the engine's terms (planes: the
+// NIC's ports, for a descriptor's port).
+func engineAnswer(c sender.Call, planes int) engAnswer {
+	a := engAnswer{Op: c.Op.String()}
+	switch c.Op {
+	case sender.OpPost:
+		if c.Full {
+			a.Status = hdlsender.StatusNone
+		}
+	case sender.OpNext:
+		if c.OK {
+			a.Pkt = sndPktOf(c.Packet, planes)
+		} else {
+			a.Status = hdlsender.StatusNone
+		}
+	case sender.OpAck:
+		a.Done = c.Done
+	case sender.OpNak, sender.OpArm, sender.OpRearm:
+		if c.OK {
+			a.Time = c.At
+		} else {
+			a.Status = hdlsender.StatusNone
+		}
+	case sender.OpTakeWakes:
+		a.Wakes = c.Wakes
+	}
+	if c.Err != "" {
+		a.Status, a.Time = hdlsender.StatusError, 0
+	}
+	return a.tidy()
+}
+
+// rtlTime is the time an answer of the engine carries: only a NAK's, an Arm's or a Rearm's
+// with status ok.
+func rtlTime(op sender.Op, status int, t uint64) uint64 {
+	if status == hdlsender.StatusOK && (op == sender.OpNak || op == sender.OpArm || op == sender.OpRearm) {
+		return t
+	}
+	return 0
+}
+
+// tidy makes empty completion and wake-up lists nil, so that answers compare equal.
+func (a engAnswer) tidy() engAnswer {
+	if len(a.Done) == 0 {
+		a.Done = nil
+	}
+	if len(a.Wakes) == 0 {
+		a.Wakes = nil
+	}
+	return a
 }
 
 func sndPktOf(pk sender.Packet, planes int) *sndPkt {
@@ -181,8 +244,6 @@ func maxSenderCycles(u *hdlsender.Unit) int {
 	return 1000 + 8*(u.R+u.W+u.MP+u.C*(u.S+8)) + 4*u.RetxD
 }
 
-var sndCmdNames = []string{"post", "doorbell", "next", "left", "woke", "retry", "arm", "scan", "rearm"}
-
 func runSender(ctx context.Context, lib *verilator.Library, u *hdlsender.Unit, k senderKnobs, opt Options, traceAt int64) (*Result, *Mismatch, error) {
 	m, err := lib.New()
 	if err != nil {
@@ -206,7 +267,7 @@ func runSender(ctx context.Context, lib *verilator.Library, u *hdlsender.Unit, k
 		DeclaredLatency: map[string]int{}, MinLatency: map[string]int{}, MaxLatency: map[string]int{}}
 	var cycle uint64
 	watch := cycleWatch{ctx: ctx, m: m, opt: opt, traceAt: traceAt}
-	var got sndRsp
+	var got engAnswer
 	// Output backpressure: each of the answer, completion and wake-up outputs is ready in a
 	// cycle with probability OutReady (always when 0); outputs are as just before the edge, so
 	// valid and ready in one Step is a transfer.
@@ -260,96 +321,28 @@ func runSender(ctx context.Context, lib *verilator.Library, u *hdlsender.Unit, k
 	counts := map[string]int{}
 	sent, done := 0, 0
 	for res.Packets < opt.Packets {
-		cmd := tr.next()
+		call := tr.next()
 		// Golden.
-		var want sndRsp
-		switch cmd.op {
-		case hdlsender.CmdPost:
-			if err := gold.PostWork(cmd.now, cmd.wr); errors.Is(err, sender.ErrQueueFull) {
-				want.Status = hdlsender.StatusNone
-			} else if err != nil {
-				want.Status = hdlsender.StatusError
-			}
-		case hdlsender.CmdDoorbell:
-			if err := gold.Doorbell(cmd.now, cmd.conn); err != nil {
-				want.Status = hdlsender.StatusError
-			}
-		case hdlsender.CmdNext:
-			if pk, ok := gold.Next(cmd.now); ok {
-				want.Pkt = sndPktOf(pk, u.Planes)
-				tr.sent(pk)
-				sent++
-			} else {
-				want.Status = hdlsender.StatusNone
-				tr.afterScan = 0
-			}
-		case hdlsender.CmdLeft:
-			gold.Left(cmd.now, cmd.ref)
-			tr.left(cmd.ref)
-		case hdlsender.CmdWoke:
-			gold.Woke(cmd.t)
-		case hdlsender.CmdRetry:
-			gold.Retry(cmd.now)
-		case hdlsender.CmdArm, hdlsender.CmdRearm:
-			var t uint64
-			var ok bool
-			if cmd.op == hdlsender.CmdArm {
-				t, ok = gold.Arm(cmd.now)
-			} else {
-				t, ok = gold.Rearm()
-			}
-			if ok {
-				want.Time = t
-				tr.scanOn, tr.scanAt = true, t
-			} else {
-				want.Status = hdlsender.StatusNone
-				if cmd.op == hdlsender.CmdRearm {
-					tr.scanOn = false
-				}
-			}
-		case hdlsender.CmdScan:
-			gold.Scan(cmd.now)
-		case -2:
-			due, ok, err := gold.Nak(cmd.now, cmd.nak)
-			switch {
-			case err != nil:
-				want.Status = hdlsender.StatusError
-			case ok:
-				want.Time = due
-				tr.retries = append(tr.retries, due)
-			default:
-				want.Status = hdlsender.StatusNone
-			}
-		default:
-			d, err := gold.Ack(cmd.now, cmd.ack)
-			if err != nil {
-				want.Status = hdlsender.StatusError
-			}
-			want.Done = d
+		call.Apply(gold)
+		tr.applied(call)
+		want := engineAnswer(call, u.Planes)
+		if call.OK && call.Op == sender.OpNext {
+			sent++
 		}
 		want.Wakes = gold.TakeWakes()
 		want.TimerAt, want.TimerValid = gold.NextTimer()
 		if !want.TimerValid {
 			want.TimerAt = 0
 		}
+		want = want.tidy()
 		tr.wakes = append(tr.wakes, want.Wakes...)
 		done += len(want.Done)
 		// RTL.
-		got = sndRsp{}
-		pt.now.Set(in, cmd.now)
-		if cmd.op >= 0 {
-			pt.offer(in, cmd.op, cmd.conn, cmd.t, cmd.wr, cmd.ref)
-		} else if cmd.op == -2 {
-			n := cmd.nak
-			pt.aValid.Set(in, 1)
-			pt.aOpcode.Set(in, uint64(wire.OpNak))
-			pt.aConn.Set(in, uint64(n.Conn))
-			pt.aPath.Set(in, uint64(n.Path))
-			pt.aPSN.Set(in, uint64(n.PSN))
-			pt.aCode.Set(in, uint64(n.Code))
-			pt.aRNR.Set(in, uint64(n.RNRDelay))
-		} else {
-			a := cmd.ack
+		got = engAnswer{Op: want.Op}
+		pt.now.Set(in, call.Now)
+		switch call.Op {
+		case sender.OpAck:
+			a := call.Ack
 			pt.aValid.Set(in, 1)
 			pt.aOpcode.Set(in, uint64(wire.OpAck))
 			pt.aConn.Set(in, uint64(a.Conn))
@@ -359,9 +352,20 @@ func runSender(ctx context.Context, lib *verilator.Library, u *hdlsender.Unit, k
 			pt.aECN.Set(in, uint64(a.ECN))
 			pt.aHint.Set(in, uint64(a.Hint))
 			pt.aSack.SetWords(in, a.Bitmap.Words32())
+		case sender.OpNak:
+			n := call.Nak
+			pt.aValid.Set(in, 1)
+			pt.aOpcode.Set(in, uint64(wire.OpNak))
+			pt.aConn.Set(in, uint64(n.Conn))
+			pt.aPath.Set(in, uint64(n.Path))
+			pt.aPSN.Set(in, uint64(n.PSN))
+			pt.aCode.Set(in, uint64(n.Code))
+			pt.aRNR.Set(in, uint64(n.RNRDelay))
+		default:
+			pt.offer(in, engCmds[call.Op], call.Conn, call.Time, call.Work, call.Ref)
 		}
 		mismatch := func(diff string) *Mismatch {
-			return &Mismatch{Stream: "rsp", Transaction: res.Packets, Cycle: cycle - 1, Input: cmd.String(), Diff: diff}
+			return &Mismatch{Stream: "rsp", Transaction: res.Packets, Cycle: cycle - 1, Input: call.String(), Diff: diff}
 		}
 		start := cycle
 		var status int
@@ -382,10 +386,8 @@ func runSender(ctx context.Context, lib *verilator.Library, u *hdlsender.Unit, k
 			}
 			if pt.rValid.Get(outb) == 1 && pt.rReady.Get(in) == 1 {
 				status = int(pt.rStatus.Get(outb))
-				if (cmd.op == -2 || cmd.op == hdlsender.CmdArm || cmd.op == hdlsender.CmdRearm) && status == hdlsender.StatusOK {
-					got.Time = pt.rTime.Get(outb)
-				}
-				if cmd.op == hdlsender.CmdNext && status == hdlsender.StatusOK {
+				got.Time = rtlTime(call.Op, status, pt.rTime.Get(outb))
+				if call.Op == sender.OpNext && status == hdlsender.StatusOK {
 					got.Pkt = pt.pkt(outb)
 				}
 				break
@@ -407,27 +409,11 @@ func runSender(ctx context.Context, lib *verilator.Library, u *hdlsender.Unit, k
 		if got.TimerValid {
 			got.TimerAt = pt.tAt.Get(outb)
 		}
-		if len(got.Done) == 0 {
-			got.Done = nil
-		}
-		if len(got.Wakes) == 0 {
-			got.Wakes = nil
-		}
-		if len(want.Done) == 0 {
-			want.Done = nil
-		}
-		if len(want.Wakes) == 0 {
-			want.Wakes = nil
-		}
+		got = got.tidy()
 		if !cmp.Equal(want, got) {
 			return res, mismatch(cmp.Diff(want, got)), nil
 		}
-		name := "ack"
-		if cmd.op == -2 {
-			name = "nak"
-		} else if cmd.op >= 0 {
-			name = sndCmdNames[cmd.op]
-		}
+		name := want.Op
 		cycles[name] += int(cycle - start)
 		counts[name]++
 		res.Packets++

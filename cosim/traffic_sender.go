@@ -5,7 +5,6 @@
 package cosim
 
 import (
-	"fmt"
 	"math/rand/v2"
 
 	"github.com/mrgen/mrgen/golden/sack"
@@ -60,45 +59,6 @@ var senderScenarios = map[string]senderKnobs{
 		OutReady: 0.3},
 }
 
-// sndCmd is one stimulus command, rendered in mismatch reports.
-type sndCmd struct {
-	op   int // hdlsender.Cmd*, or -1 for an ACK
-	now  uint64
-	wr   sender.WorkRequest
-	conn int
-	ref  sender.Ref
-	t    uint64
-	ack  sender.AckIn
-	nak  sender.NakIn
-}
-
-func (c sndCmd) String() string {
-	switch c.op {
-	case 0:
-		return fmt.Sprintf("PostWork at %d: conn %d stream %d op %v len %d id %d", c.now, c.wr.Conn, c.wr.Stream, c.wr.Op, c.wr.Len, c.wr.ID)
-	case 1:
-		return fmt.Sprintf("Doorbell at %d: conn %d", c.now, c.conn)
-	case 2:
-		return fmt.Sprintf("Next at %d", c.now)
-	case 3:
-		return fmt.Sprintf("Left at %d: %+v", c.now, c.ref)
-	case 4:
-		return fmt.Sprintf("Woke at %d: %d", c.now, c.t)
-	case 5:
-		return fmt.Sprintf("Retry at %d", c.now)
-	case 6:
-		return fmt.Sprintf("Arm at %d", c.now)
-	case 7:
-		return fmt.Sprintf("Scan at %d", c.now)
-	case 8:
-		return fmt.Sprintf("Rearm at %d", c.now)
-	case -2:
-		return fmt.Sprintf("NAK at %d: %+v", c.now, c.nak)
-	}
-	return fmt.Sprintf("ACK at %d: conn %d path %d cum %d sacked %d ecn %d ts %d hint %d", c.now, c.ack.Conn, c.ack.Path,
-		c.ack.Cum, c.ack.Bitmap.Count(), c.ack.ECN, c.ack.TSEcho, c.ack.Hint)
-}
-
 // inFlight is a packet on the wire or an ACK on its way back.
 type inFlight struct {
 	at  uint64
@@ -151,31 +111,31 @@ func newSenderTraffic(k senderKnobs, p sender.Params, seed uint64) *senderTraffi
 }
 
 // next is the next command: a due wake-up or delivery first, else a random host action.
-func (t *senderTraffic) next() sndCmd {
+func (t *senderTraffic) next() sender.Call {
 	if c := t.bell; c >= 0 {
 		t.bell = -1
 		t.arm = !t.k.NoScan
-		return sndCmd{op: 1, now: t.now, conn: c}
+		return sender.Call{Op: sender.OpDoorbell, Now: t.now, Conn: c}
 	}
 	if t.arm {
 		t.arm = false
 		if !t.scanOn {
-			return sndCmd{op: 6, now: t.now}
+			return sender.Call{Op: sender.OpArm, Now: t.now}
 		}
 	}
 	if t.afterScan > 0 {
 		t.afterScan--
-		return sndCmd{op: 2, now: t.now}
+		return sender.Call{Op: sender.OpNext, Now: t.now}
 	}
 	if t.rearm {
 		t.rearm = false
-		return sndCmd{op: 8, now: t.now}
+		return sender.Call{Op: sender.OpRearm, Now: t.now}
 	}
 	t.now += uint64(t.rng.IntN(int(t.k.DtMax) + 1))
 	for i, w := range t.wakes {
 		if w <= t.now {
 			t.wakes = append(t.wakes[:i], t.wakes[i+1:]...)
-			return sndCmd{op: 4, now: t.now, t: w}
+			return sender.Call{Op: sender.OpWoke, Now: t.now, Time: w}
 		}
 	}
 	if t.k.Dead > 0 && t.now >= t.deadAt {
@@ -192,11 +152,11 @@ func (t *senderTraffic) next() sndCmd {
 	if t.scanOn && t.scanAt <= t.now {
 		t.scanOn = false // until Rearm answers
 		t.afterScan, t.rearm = 4, true
-		return sndCmd{op: 7, now: t.now}
+		return sender.Call{Op: sender.OpScan, Now: t.now}
 	}
 	if len(t.retries) > 0 && t.retries[0] <= t.now {
 		t.retries = t.retries[1:]
-		return sndCmd{op: 5, now: t.now}
+		return sender.Call{Op: sender.OpRetry, Now: t.now}
 	}
 	for i := 0; i < len(t.wire); i++ {
 		f := t.wire[i]
@@ -206,11 +166,11 @@ func (t *senderTraffic) next() sndCmd {
 		t.wire = append(t.wire[:i], t.wire[i+1:]...)
 		if f.ack != nil {
 			t.arm = !t.k.NoScan
-			return sndCmd{op: -1, now: t.now, ack: *f.ack}
+			return sender.Call{Op: sender.OpAck, Now: t.now, Ack: *f.ack}
 		}
 		if f.nak != nil {
 			t.arm = !t.k.NoScan
-			return sndCmd{op: -2, now: t.now, nak: *f.nak}
+			return sender.Call{Op: sender.OpNak, Now: t.now, Nak: *f.nak}
 		}
 		t.deliver(f)
 		i--
@@ -221,18 +181,18 @@ func (t *senderTraffic) next() sndCmd {
 	case x < t.k.Post:
 		return t.post()
 	case x < t.k.Post+t.k.Next && len(t.inNIC) < t.k.PendingMax:
-		return sndCmd{op: 2, now: t.now}
+		return sender.Call{Op: sender.OpNext, Now: t.now}
 	case len(t.inNIC) > 0:
 		i := t.rng.IntN(len(t.inNIC))
 		if t.rng.IntN(2) == 0 {
 			i = 0
 		}
-		return sndCmd{op: 3, now: t.now, ref: t.inNIC[i].Ref}
+		return sender.Call{Op: sender.OpLeft, Now: t.now, Ref: t.inNIC[i].Ref}
 	}
-	return sndCmd{op: 2, now: t.now}
+	return sender.Call{Op: sender.OpNext, Now: t.now}
 }
 
-func (t *senderTraffic) post() sndCmd {
+func (t *senderTraffic) post() sender.Call {
 	wr := sender.WorkRequest{Conn: t.rng.IntN(t.conns), Stream: t.rng.IntN(t.streams), Op: wire.OpWrite,
 		RemoteVA: t.rng.Uint64() >> 8, RKey: t.rng.Uint32(), Local: t.rng.Uint64() >> 8, ID: t.nextID}
 	t.nextID++
@@ -248,11 +208,33 @@ func (t *senderTraffic) post() sndCmd {
 		wr.Len = uint32(t.rng.IntN(int(t.maxLen) + 1))
 	}
 	t.bell = wr.Conn
-	return sndCmd{op: 0, now: t.now, wr: wr}
+	return sender.Call{Op: sender.OpPost, Now: t.now, Work: wr}
 }
 
-// sent is told of a packet Next returned.
-func (t *senderTraffic) sent(pk sender.Packet) { t.inNIC = append(t.inNIC, pk) }
+// applied is told what golden answered to call c: a packet Next returned waits in the NIC, one
+// that left goes on the wire, the scan's timer and the RNR retries follow Arm, Rearm and Nak.
+func (t *senderTraffic) applied(c sender.Call) {
+	switch c.Op {
+	case sender.OpNext:
+		if c.OK {
+			t.inNIC = append(t.inNIC, c.Packet)
+		} else {
+			t.afterScan = 0
+		}
+	case sender.OpLeft:
+		t.left(c.Ref)
+	case sender.OpArm, sender.OpRearm:
+		if c.OK {
+			t.scanOn, t.scanAt = true, c.At
+		} else if c.Op == sender.OpRearm {
+			t.scanOn = false
+		}
+	case sender.OpNak:
+		if c.OK && c.Err == "" {
+			t.retries = append(t.retries, c.At)
+		}
+	}
+}
 
 // left is told that a packet left the NIC: it goes on the wire (or is lost).
 func (t *senderTraffic) left(ref sender.Ref) {

@@ -50,11 +50,11 @@ type NIC struct {
 	conns   []*conn
 	ctrlQ   [][]*fabric.Packet
 	dataQ   [][]*fabric.Packet
-	ack     *acker.Acker                  // the receive side's ACK scheduler
-	tap     Tap                           // closed-loop co-simulation (nil: none)
-	sendObs func(fabric.Time, SenderCall) // observer of the sender's calls (nil: none)
-	setup   []SetupOp                     // the placement setup done at construction
-	ackWake fabric.Time                   // its timer is scheduled for this time (0: none)
+	ack     *acker.Acker                   // the receive side's ACK scheduler
+	tap     Tap                            // closed-loop co-simulation (nil: none)
+	sendObs func(fabric.Time, sender.Call) // observer of the sender's calls (nil: none)
+	setup   []SetupOp                      // the placement setup done at construction
+	ackWake fabric.Time                    // its timer is scheduled for this time (0: none)
 	linkMb  float64
 	cnt     map[string]uint64
 }
@@ -172,7 +172,7 @@ func (nic *NIC) Submit(now fabric.Time, m *traffic.Message) {
 		nic.cnt["submit_rejected"]++
 		return
 	}
-	if _, err := nic.send(SenderCall{Op: SendDoorbell, Conn: cn.idx}); err != nil {
+	if _, err := nic.send(sender.Call{Op: sender.OpDoorbell, Conn: cn.idx}); err != nil {
 		panic(err) // cn.idx is a connection of this NIC
 	}
 	nic.fill()
@@ -200,7 +200,7 @@ func (nic *NIC) Pull(now fabric.Time, port int) *fabric.Packet {
 			fr.w.Send.Timestamp = ts
 		}
 		if fr.sent {
-			nic.send(SenderCall{Op: SendLeft, Ref: fr.ref})
+			nic.send(sender.Call{Op: sender.OpLeft, Ref: fr.ref})
 		}
 		nic.fill()
 	}

@@ -67,17 +67,17 @@ func (nic *NIC) roomy() bool {
 func (nic *NIC) fill() {
 	kick := false
 	for nic.roomy() {
-		c, _ := nic.send(SenderCall{Op: SendNext}) // Next has no error
+		c, _ := nic.send(sender.Call{Op: sender.OpNext}) // Next has no error
 		if !c.OK {
 			break
 		}
 		nic.emit(c.Packet)
 		kick = true
 	}
-	wakes, _ := nic.send(SenderCall{Op: SendTakeWakes})
+	wakes, _ := nic.send(sender.Call{Op: sender.OpTakeWakes})
 	for _, t := range wakes.Wakes {
 		nic.nw.net.Sim().At(nic.timeOf(t), func() {
-			nic.send(SenderCall{Op: SendWoke, Time: t})
+			nic.send(sender.Call{Op: sender.OpWoke, Time: t})
 			nic.fill()
 		})
 	}
@@ -122,7 +122,7 @@ func (nic *NIC) onAck(w *wire.Packet) {
 			bm.Set(i)
 		}
 	}
-	c, err := nic.send(SenderCall{Op: SendAck, Ack: sender.AckIn{Conn: int(w.BTH.ConnID), Path: int(w.BTH.PathID), Cum: w.BTH.PSN,
+	c, err := nic.send(sender.Call{Op: sender.OpAck, Ack: sender.AckIn{Conn: int(w.BTH.ConnID), Path: int(w.BTH.PathID), Cum: w.BTH.PSN,
 		Bitmap: bm, ECN: w.Ack.ECNEcho, TSEcho: w.Ack.TimestampEcho, Hint: w.Ack.RateHint}})
 	if err != nil {
 		nic.cnt["sender_errors"]++
@@ -133,7 +133,7 @@ func (nic *NIC) onAck(w *wire.Packet) {
 
 // onNak hands a receiver's refusal to the sender; an RNR retry becomes a fabric event.
 func (nic *NIC) onNak(w *wire.Packet) {
-	c, err := nic.send(SenderCall{Op: SendNak, Nak: sender.NakIn{Conn: int(w.BTH.ConnID), Path: int(w.BTH.PathID), PSN: w.BTH.PSN,
+	c, err := nic.send(sender.Call{Op: sender.OpNak, Nak: sender.NakIn{Conn: int(w.BTH.ConnID), Path: int(w.BTH.PathID), PSN: w.BTH.PSN,
 		Code: w.Nak.Code, RNRDelay: w.Nak.RNRDelay}})
 	if err != nil {
 		nic.cnt["sender_errors"]++
@@ -141,7 +141,7 @@ func (nic *NIC) onNak(w *wire.Packet) {
 	}
 	if c.OK {
 		nic.nw.net.Sim().At(nic.timeOf(c.At), func() {
-			nic.send(SenderCall{Op: SendRetry})
+			nic.send(sender.Call{Op: sender.OpRetry})
 			nic.fill()
 		})
 	}
@@ -149,16 +149,16 @@ func (nic *NIC) onNak(w *wire.Packet) {
 
 // startTimer arms the sender's periodic scan if it is not running.
 func (nic *NIC) startTimer() {
-	if c, _ := nic.send(SenderCall{Op: SendArm}); c.OK {
+	if c, _ := nic.send(sender.Call{Op: sender.OpArm}); c.OK {
 		nic.nw.net.Sim().At(nic.timeOf(c.At), nic.scan)
 	}
 }
 
 // scan runs the sender's timer scan, takes the packets it made ready, and schedules the next.
 func (nic *NIC) scan() {
-	nic.send(SenderCall{Op: SendScan})
+	nic.send(sender.Call{Op: sender.OpScan})
 	nic.fill()
-	if c, _ := nic.send(SenderCall{Op: SendRearm}); c.OK {
+	if c, _ := nic.send(sender.Call{Op: sender.OpRearm}); c.OK {
 		nic.nw.net.Sim().At(nic.timeOf(c.At), nic.scan)
 	}
 }

@@ -155,24 +155,24 @@ func TestSenderLogReplays(t *testing.T) {
 	for _, tick := range []fabric.Time{fabric.Picosecond, fabric.Nanosecond} {
 		w := newWorld(t, smallTopo(), DefaultConfig())
 		require.NoError(t, w.tn.SenderClock(0, tick))
-		var log []SenderCall
-		w.tn.ObserveSender(0, func(_ fabric.Time, c SenderCall) { log = append(log, c) })
+		var log []sender.Call
+		w.tn.ObserveSender(0, func(_ fabric.Time, c sender.Call) { log = append(log, c) })
 		w.net.SetLinkLoss(0.03)
 		w.post(0, 5, 20, 64<<10)
 		w.post(0, 2, 20, 3000)
 		w.post(5, 0, 10, 10_000)
 		w.sim.Run(100 * fabric.Millisecond)
 		requireAllDelivered(t, w)
-		ops := map[SenderOp]int{}
+		ops := map[sender.Op]int{}
 		for _, c := range log {
 			ops[c.Op]++
 		}
-		for _, op := range []SenderOp{SendPost, SendDoorbell, SendNext, SendTakeWakes, SendLeft, SendAck, SendArm, SendScan, SendRearm} {
+		for _, op := range []sender.Op{sender.OpPost, sender.OpDoorbell, sender.OpNext, sender.OpTakeWakes, sender.OpLeft, sender.OpAck, sender.OpArm, sender.OpScan, sender.OpRearm} {
 			require.Positive(t, ops[op], "tick %d: no %v call in the log", tick, op)
 		}
 		fresh, err := sender.New(w.tn.NIC(0).snd.Params())
 		require.NoError(t, err)
-		got := Replay(fresh, log)
+		got := sender.Replay(fresh, log)
 		for i := range log {
 			if d := cmp.Diff(log[i], got[i]); d != "" {
 				t.Fatalf("tick %d: call %d (%v) answers differently on replay (-log +replay):\n%s", tick, i, log[i].Op, d)

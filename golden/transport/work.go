@@ -39,7 +39,7 @@ func (nic *NIC) workRequest(cn *conn, s int, m *traffic.Message) sender.WorkRequ
 func (nic *NIC) post(cn *conn, wr sender.WorkRequest) error {
 	s := wr.Stream
 	if len(cn.backlog[s]) == 0 {
-		c, err := nic.send(SenderCall{Op: SendPost, Work: wr})
+		c, err := nic.send(sender.Call{Op: sender.OpPost, Work: wr})
 		if err != nil {
 			return err
 		}
@@ -62,7 +62,7 @@ func (nic *NIC) completed(done []sender.Done) {
 	for _, d := range done {
 		cn := nic.conns[d.Conn]
 		for len(cn.backlog[d.Stream]) > 0 {
-			if c, err := nic.send(SenderCall{Op: SendPost, Work: cn.backlog[d.Stream][0]}); err != nil || c.Full {
+			if c, err := nic.send(sender.Call{Op: sender.OpPost, Work: cn.backlog[d.Stream][0]}); err != nil || c.Full {
 				break // the ring is full again
 			}
 			cn.backlog[d.Stream] = cn.backlog[d.Stream][1:]
