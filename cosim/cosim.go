@@ -39,9 +39,8 @@ type Options struct {
 	Log io.Writer
 	// Progress, when set, is called about every 2^16 cycles with packets done.
 	Progress func(done, total int)
-	// Loss, when LossSet, replaces a closed-loop scenario's random link loss.
-	Loss    float64
-	LossSet bool
+	// Faults override a closed-loop scenario's faults (loss, marks, failures, backpressure...).
+	Faults LoopFaults
 	// Pcap, when not empty, is where the closed loop writes the last frames in and out of the
 	// device under test when it stops on a mismatch.
 	Pcap string

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mrgen/mrgen/config"
 	"github.com/mrgen/mrgen/golden/fabric"
 	"github.com/mrgen/mrgen/golden/placement"
 	"github.com/mrgen/mrgen/golden/sender"
@@ -34,10 +35,12 @@ type loopKnobs struct {
 	Duplicate      float64 // a frame toward host 0 arrives twice
 	Jitter         fabric.Time
 	HostReady      float64 // the host interfaces (payload, verdicts, DMA, completions) are ready
+	Mark           float64 // an ECN-capable data frame is marked CE on its last hop
 	// FailSwitch fails a fabric switch (e.g. "p0.spine1") at FailAt: the paths through it time
 	// out, turn suspect, fail, move their packets and later restart with INIT packets.
 	FailSwitch string
 	FailAt     fabric.Time
+	FailPlane  *int // every switch of this plane fails at FailAt (nil: none)
 	NoReroute  bool // routing never stops using the failed switch: only new entropy escapes it
 	// DutOutstanding is the number of messages host 0 keeps in flight toward each peer: its
 	// data packets are built by the RTL (loop_tx.go).
@@ -52,6 +55,38 @@ var loopScenarios = map[string]loopKnobs{
 	// Path failure under incast: every peer sends to host 0 when a spine fails.
 	"failure": {Outstanding: 3, MinMsg: 1, MaxMsg: 12_000, HostReady: 1, FailSwitch: "p0.spine1",
 		FailAt: 200 * fabric.Microsecond, NoReroute: true, DutOutstanding: 1},
+}
+
+// loopFabric builds the closed loop's fabric with the scenario's faults: host 0 and one peer per
+// connection, two leaves and four spines per plane, one plane per NIC port (sprayed packets take
+// routes of different delay, so they arrive out of order).
+func loopFabric(c config.Config, k loopKnobs, seed uint64) (*fabric.Sim, *fabric.Network, error) {
+	hosts := c.Connections + 1
+	topo := fabric.DefaultTopology()
+	topo.Hosts, topo.HostsPerLeaf, topo.Spines, topo.Planes = hosts, (hosts+1)/2, 4, c.Ports
+	topo.HostLinkGbps, topo.FabricLinkGbps = float64(c.RateHint.LinkGbps), float64(c.RateHint.LinkGbps)
+	topo.Jitter, topo.SpineDelaySkew, topo.Seed = k.Jitter, 40*fabric.Nanosecond, seed
+	sim := fabric.NewSim()
+	net, err := fabric.Build(sim, topo)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cosim: closed-loop fabric: %w", err)
+	}
+	net.SetLinkLoss(k.Loss)
+	net.SetLinkMark(k.Mark)
+	if k.NoReroute {
+		net.RerouteDelay = -1
+	}
+	if k.FailSwitch != "" {
+		if err := net.FailSwitch(k.FailSwitch, k.FailAt); err != nil {
+			return nil, nil, fmt.Errorf("cosim: fail-switch: %w", err)
+		}
+	}
+	if k.FailPlane != nil {
+		if err := net.FailPlane(*k.FailPlane, k.FailAt); err != nil {
+			return nil, nil, fmt.Errorf("cosim: fail-plane: %w", err)
+		}
+	}
+	return sim, net, nil
 }
 
 // LoopScenarios lists the closed-loop scenario names, sorted.
@@ -211,17 +246,32 @@ type loopHarness struct {
 	traceAt  int64
 }
 
-// RunLoop runs a closed-loop scenario: Packets frames reach host 0's RTL.
-func RunLoop(ctx context.Context, opt Options) (*Result, error) {
+// CheckLoop checks a closed-loop run's scenario and fault overrides against its configuration
+// without building anything.
+func CheckLoop(opt Options) error {
+	_, err := loopKnobsOf(opt)
+	return err
+}
+
+// loopKnobsOf is opt's scenario with its fault overrides, checked; the fabric is built once to
+// check the failures' switch and plane.
+func loopKnobsOf(opt Options) (loopKnobs, error) {
 	k, ok := loopScenarios[opt.Scenario]
 	if !ok {
-		return nil, fmt.Errorf("unknown closed-loop scenario %q; scenarios: %s", opt.Scenario, strings.Join(LoopScenarios(), ", "))
+		return k, fmt.Errorf("unknown closed-loop scenario %q; scenarios: %s", opt.Scenario, strings.Join(LoopScenarios(), ", "))
 	}
-	if opt.LossSet {
-		if opt.Loss < 0 || opt.Loss > 0.5 {
-			return nil, fmt.Errorf("cosim: loss %g outside 0..0.5", opt.Loss)
-		}
-		k.Loss = opt.Loss
+	if err := opt.Faults.apply(&k, opt.Config.Ports); err != nil {
+		return k, err
+	}
+	_, _, err := loopFabric(opt.Config, k, opt.Seed)
+	return k, err
+}
+
+// RunLoop runs a closed-loop scenario: Packets frames reach host 0's RTL.
+func RunLoop(ctx context.Context, opt Options) (*Result, error) {
+	k, err := loopKnobsOf(opt)
+	if err != nil {
+		return nil, err
 	}
 	var nic *pipeline.NIC
 	return runLockstep(opt, func(trace bool) (*verilator.Library, error) {
@@ -272,27 +322,10 @@ func runLoop(ctx context.Context, lib *verilator.Library, nic *pipeline.NIC, k l
 	}
 	h.sendMem = placement.NewHostMemory()
 
-	// The fabric: host 0 and one peer per connection, two leaves and four spines per plane, one
-	// plane per NIC port (sprayed packets take routes of different delay, so they arrive out of
-	// order).
-	hosts := c.Connections + 1
-	topo := fabric.DefaultTopology()
-	topo.Hosts, topo.HostsPerLeaf, topo.Spines, topo.Planes = hosts, (hosts+1)/2, 4, c.Ports
-	topo.HostLinkGbps, topo.FabricLinkGbps = float64(c.RateHint.LinkGbps), float64(c.RateHint.LinkGbps)
-	topo.Jitter, topo.SpineDelaySkew, topo.Seed = k.Jitter, 40*fabric.Nanosecond, opt.Seed
-	h.sim = fabric.NewSim()
-	if h.net, err = fabric.Build(h.sim, topo); err != nil {
+	if h.sim, h.net, err = loopFabric(c, k, opt.Seed); err != nil {
 		return nil, nil, err
 	}
-	h.net.SetLinkLoss(k.Loss)
-	if k.NoReroute {
-		h.net.RerouteDelay = -1
-	}
-	if k.FailSwitch != "" {
-		if err := h.net.FailSwitch(k.FailSwitch, k.FailAt); err != nil {
-			return nil, nil, err
-		}
-	}
+	hosts := h.net.Hosts()
 	ledger := traffic.NewLedger()
 	if h.tn, err = transport.New(h.net, ledger, transport.ConfigFor(c)); err != nil {
 		return nil, nil, err
@@ -484,6 +517,7 @@ func (h *loopHarness) finish(ledger *traffic.Ledger) (*Result, *Mismatch, error)
 	h.res.Counts["sim_us"] = int(h.sim.Now() / fabric.Microsecond)
 	st := h.net.Stats()
 	h.res.Counts["fabric_loss_drops"] = int(st.LossDrops)
+	h.res.Counts["fabric_ce_marks"] = int(st.Marks)
 	if sec := h.sim.Now().Seconds(); sec > 0 {
 		h.res.Counts["goodput_mbps"] = int(float64(t.BytesDelivered*8) / sec / 1e6)
 	}

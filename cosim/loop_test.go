@@ -64,6 +64,43 @@ func TestLoopTwoPorts(t *testing.T) {
 	require.Positive(t, res.Counts["engine_answers"])
 }
 
+// TestLoopFaultsCombine overrides scenarios' faults the way `mrgen cosim --mark ... --fail-plane`
+// does: every fault at once, a whole plane failing under them, and CE marks on every data frame's
+// last hop (the peers echo host 0's marks to its engine, nic_rx echoes theirs).
+func TestLoopFaultsCombine(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	plane, at, jitter := 1, 20*fabric.Microsecond, 200*fabric.Nanosecond
+	for _, tc := range []struct {
+		name, config, scenario string
+		faults                 LoopFaults
+	}{
+		{"default: loss with marks and reordering", "default.yaml", "loss",
+			LoopFaults{Loss: f(0.03), Mark: f(0.2), Jitter: &jitter, Duplicate: f(0.02)}},
+		{"two ports: chaos with a plane failing and marks", "matrix/nic-w256-2ports.yaml", "chaos",
+			LoopFaults{Mark: f(0.1), FailPlane: &plane, FailAt: &at, HostReady: f(0.8)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tooltest.Require(t, "verilator", "g++", "make")
+			c, err := config.Load(filepath.Join("..", "configs", tc.config))
+			require.NoError(t, err)
+			res, err := RunLoop(context.Background(), Options{Config: c, Scenario: tc.scenario, Seed: 5, Packets: 1000,
+				Stamp: stamp(c), Faults: tc.faults})
+			require.NoError(t, err)
+			requireClean(t, res)
+			require.Positive(t, res.Counts["fabric_ce_marks"])
+			require.Positive(t, res.Counts["fabric_loss_drops"])
+			require.Positive(t, res.Counts["duplicated_frames"])
+			require.Positive(t, res.Counts["engine_ack"])
+			if tc.faults.FailPlane != nil {
+				// The failed plane's paths time out and turn suspect; host 0's engine moves the
+				// packets it had sent on them.
+				require.Positive(t, res.Counts["peers_paths_suspect"])
+				require.Positive(t, res.Counts["data_packets_moved"])
+			}
+		})
+	}
+}
+
 // TestLoopCatchesBlockFault breaks one block's template inside the top (rx_acker's rate-hint
 // ROM is one unit high) and requires the closed loop to stop on the first control frame that
 // differs.

@@ -140,6 +140,40 @@ func TestRandomLossRate(t *testing.T) {
 	}
 }
 
+func TestRandomMarkRate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ecn  uint8
+		p    float64
+	}{
+		{"ect0 1%", ECT0, 0.01},
+		{"ect1 20%", ECT1, 0.2},
+		{"not ECN-capable", 0, 0.5},
+		{"off", ECT0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sim, n, bs := setup(t, smallTopo())
+			n.SetLinkMark(tc.p)
+			bs[0].dst, bs[0].count, bs[0].ecn = 5, 20000, tc.ecn
+			n.Kick(0, 0)
+			sim.Run(Second)
+			require.Len(t, bs[5].got, 20000)
+			marked := 0
+			for _, p := range bs[5].got {
+				if p.ECN == CE {
+					marked++
+				}
+			}
+			require.Equal(t, uint64(marked), n.Stats().Marks)
+			want := tc.p
+			if tc.ecn == 0 {
+				want = 0
+			}
+			require.InDelta(t, want*20000, float64(marked), 1+4*math.Sqrt(20000*want*(1-want)), "mark %g", tc.p) // 4 sigma
+		})
+	}
+}
+
 func TestIncastFillsTheDownlinkMarksAndTailDrops(t *testing.T) {
 	topo := smallTopo()
 	topo.BufferBytes = 200_000

@@ -89,6 +89,10 @@ type Port struct {
 	Jitter   Time    // extra propagation delay, uniform in [0, Jitter), FIFO per link
 	lastArr  Time    // arrival time of the previous frame (FIFO under jitter)
 	Loss     float64 // probability a frame is lost on this link
+	// Mark is the probability that an ECN-capable data frame queued on this (switch) port is
+	// marked CE regardless of the queue, on top of RED: a fault that exercises the ECN paths
+	// of the endpoints without the congestion that normally causes marks.
+	Mark     float64
 	up       bool
 	inRoute  bool // still used by routing (false after reconvergence removed it)
 	capBytes int  // drop-tail capacity (switch ports); 0 for NIC ports, which hold no queue
@@ -234,6 +238,17 @@ func (n *Network) SetLinkLoss(p float64) {
 	for h := range n.hosts {
 		for k := 0; k < n.planes; k++ {
 			n.DownlinkTo(h, k).Loss = p
+		}
+	}
+}
+
+// SetLinkMark sets the random CE marking probability (Port.Mark) of every link that delivers
+// to a host (the last hop), so that a data frame is marked on its way to any host with
+// probability p, besides the marks of RED.
+func (n *Network) SetLinkMark(p float64) {
+	for h := range n.hosts {
+		for k := 0; k < n.planes; k++ {
+			n.DownlinkTo(h, k).Mark = p
 		}
 	}
 }
@@ -403,8 +418,14 @@ func (n *Network) enqueue(p *Port, pkt *Packet) {
 		p.Stats.TailDrops++
 		return
 	}
-	if (pkt.ECN == ECT0 || pkt.ECN == ECT1) && p.red.KmaxBytes > 0 {
-		if pr := p.red.markProb(q); pr >= 1 || (pr > 0 && n.rng.Float64() < pr) {
+	if pkt.ECN == ECT0 || pkt.ECN == ECT1 {
+		red := false
+		if p.red.KmaxBytes > 0 {
+			pr := p.red.markProb(q)
+			red = pr >= 1 || (pr > 0 && n.rng.Float64() < pr)
+		}
+		// The random mark draws only on ports that have one, so runs without it are unchanged.
+		if red || (p.Mark > 0 && n.rng.Float64() < p.Mark) {
 			pkt.ECN = CE
 			p.Stats.Marks++
 		}

@@ -87,3 +87,26 @@ func TestSimCommand(t *testing.T) {
 		require.NotEmpty(t, errOut)
 	}
 }
+
+// The closed loop's fault flags are checked before anything is built: each bad value is a usage
+// error that names the flag, the value and the allowed range.
+func TestCosimLoopFaultFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--block", "sack", "--scenario", "random", "--mark", "0.1"}, "--mark applies to the closed-loop scenarios"},
+		{[]string{"--scenario", "loss", "--loss", "0.9"}, "loss 0.9 outside 0..0.5"},
+		{[]string{"--scenario", "loss", "--mark", "1.5"}, "mark 1.5 outside 0..1"},
+		{[]string{"--scenario", "loss", "--corrupt", "-0.1"}, "corrupt -0.1 outside 0..0.5"},
+		{[]string{"--scenario", "loss", "--host-ready", "0"}, "host-ready 0 outside 0.05..1"},
+		{[]string{"--scenario", "loss", "--jitter-ns", "20000"}, "jitter 20000 ns outside 0..10000 ns"},
+		{[]string{"--scenario", "loss", "--outstanding", "0"}, "outstanding 0 outside 1..64"},
+		{[]string{"--scenario", "loss", "--fail-switch", "p0.spine9"}, `fail-switch: fabric: no switch "p0.spine9"`},
+		{[]string{"--scenario", "failure", "--fail-plane", "0"}, "fail-plane 0: the configuration has 1 NIC port"},
+	} {
+		code, _, errOut := run(t, append([]string{"--config", defaultConfigPath(), "cosim", "--packets", "10"}, tc.args...)...)
+		require.Equal(t, ExitUsage, code, "%v", tc.args)
+		require.Contains(t, errOut, tc.want, "%v", tc.args)
+	}
+}

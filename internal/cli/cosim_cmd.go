@@ -28,7 +28,7 @@ func newCosimCmd(g *globals) *cobra.Command {
 	var block, scenario, vcd, pcap string
 	var packets int
 	var seed uint64
-	var loss float64
+	var faults loopFaultFlags
 	cmd := &cobra.Command{
 		Use:   "cosim",
 		Short: "Co-simulate a block's RTL, or the NIC in the closed loop, under Verilator against the golden model",
@@ -56,8 +56,8 @@ func newCosimCmd(g *globals) *cobra.Command {
 			if pcap != "" && block != "parser" && block != "nic" {
 				return &usageError{fmt.Errorf("--pcap is for --block parser (every input frame) or the closed loop (the traffic before a mismatch), got --block %s", block)}
 			}
-			if cmd.Flags().Changed("loss") && block != "nic" {
-				return &usageError{fmt.Errorf("--loss applies to the closed-loop scenarios (%s) only", strings.Join(cosim.LoopScenarios(), ", "))}
+			if set := faults.changed(cmd); len(set) > 0 && block != "nic" {
+				return &usageError{fmt.Errorf("--%s applies to the closed-loop scenarios (%s) only", set[0], strings.Join(cosim.LoopScenarios(), ", "))}
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
@@ -67,7 +67,12 @@ func newCosimCmd(g *globals) *cobra.Command {
 				opt.Log = g.stderr
 			}
 			opt.Progress = progressBar(g, "cosim "+block+"/"+scenario)
-			opt.Loss, opt.LossSet = loss, cmd.Flags().Changed("loss")
+			opt.Faults = faults.overrides(cmd)
+			if block == "nic" {
+				if err := cosim.CheckLoop(opt); err != nil {
+					return &usageError{err}
+				}
+			}
 			var res *cosim.Result
 			if block == "nic" {
 				if pcap == "" {
@@ -103,7 +108,7 @@ func newCosimCmd(g *globals) *cobra.Command {
 	f.Uint64Var(&seed, "seed", 1, "stimulus seed")
 	f.StringVar(&vcd, "vcd", filepath.Join("out", "mismatch.vcd"), "where to dump the cycles around a mismatch (\"\" = no VCD)")
 	f.StringVar(&pcap, "pcap", "", "parser: record every input frame in this nanosecond pcap (time = cycle x clock period), notes in FILE.notes.jsonl; closed loop: where the traffic before a mismatch goes (default out/mismatch.pcap)")
-	f.Float64Var(&loss, "loss", 0, "closed loop: random loss on every link, 0..0.5 (default: the scenario's)")
+	faults.register(f)
 	return cmd
 }
 
