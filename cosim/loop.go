@@ -42,6 +42,9 @@ type loopKnobs struct {
 	FailAt     fabric.Time
 	FailPlane  *int // every switch of this plane fails at FailAt (nil: none)
 	NoReroute  bool // routing never stops using the failed switch: only new entropy escapes it
+	// RepostDelay is how long the applications take to repost a receive after a completion:
+	// SENDs that find no receive are refused receiver-not-ready (NAKs both ways).
+	RepostDelay fabric.Time
 	// DutOutstanding is the number of messages host 0 keeps in flight toward each peer: its
 	// data packets are built by the RTL (loop_tx.go).
 	DutOutstanding int
@@ -55,6 +58,11 @@ var loopScenarios = map[string]loopKnobs{
 	// Path failure under incast: every peer sends to host 0 when a spine fails.
 	"failure": {Outstanding: 3, MinMsg: 1, MaxMsg: 12_000, HostReady: 1, FailSwitch: "p0.spine1",
 		FailAt: 200 * fabric.Microsecond, NoReroute: true, DutOutstanding: 1},
+	// Receiver not ready: the applications repost receives 200 µs after each completion, so
+	// SENDs both ways find none and are refused with RNR NAKs and resent. No loss: a lost RNR
+	// NAK loses its packet for good (its PSN was acknowledged; docs/transport.md).
+	"rnr": {Outstanding: 2, MinMsg: 1, MaxMsg: 4_000, HostReady: 1, DutOutstanding: 1,
+		RepostDelay: 200 * fabric.Microsecond},
 }
 
 // loopFabric builds the closed loop's fabric with the scenario's faults: host 0 and one peer per
@@ -204,6 +212,7 @@ type loopHarness struct {
 	frees     map[uint64]uint64    // completion address -> bytes to free after the RTL's completion
 	cplAddr   map[[3]uint64]uint64 // {conn, stream, msn} -> where golden found the message
 	reposts   map[[2]int][]transport.SetupOp
+	released  map[[2]int]int // completions the RTL released before golden's repost (a repost delay)
 	asyncLow  bool
 	err       error // from inside a fabric callback
 	frameLog  []loggedFrame
@@ -304,7 +313,7 @@ func runLoop(ctx context.Context, lib *verilator.Library, nic *pipeline.NIC, k l
 	h := &loopHarness{opt: opt, k: k, rng: rand.New(rand.NewPCG(opt.Seed, 0x100b)), m: m, pt: pt,
 		in: make([]uint32, lib.Layout().InWords()), out: make([]uint32, lib.Layout().OutWords()), nb: c.DatapathWidth / 8,
 		pay: map[uint64][]byte{}, payDone: map[uint64]bool{}, rtlMem: placement.NewHostMemory(), frees: map[uint64]uint64{},
-		cplAddr: map[[3]uint64]uint64{}, reposts: map[[2]int][]transport.SetupOp{}, traceAt: traceAt, asyncLow: nic.Reset.AsyncLow,
+		cplAddr: map[[3]uint64]uint64{}, reposts: map[[2]int][]transport.SetupOp{}, released: map[[2]int]int{}, traceAt: traceAt, asyncLow: nic.Reset.AsyncLow,
 		res: &Result{Block: "nic", Scenario: opt.Scenario, Seed: opt.Seed, ConfigHash: c.Hash(), Drops: map[string]int{},
 			Counts: map[string]int{}, DeclaredLatency: map[string]int{}, MinLatency: map[string]int{}, MaxLatency: map[string]int{}}}
 	h.watch = cycleWatch{ctx: ctx, m: m, opt: opt, traceAt: traceAt}
@@ -327,7 +336,9 @@ func runLoop(ctx context.Context, lib *verilator.Library, nic *pipeline.NIC, k l
 	}
 	hosts := h.net.Hosts()
 	ledger := traffic.NewLedger()
-	if h.tn, err = transport.New(h.net, ledger, transport.ConfigFor(c)); err != nil {
+	tcfg := transport.ConfigFor(c)
+	tcfg.RepostDelay = k.RepostDelay
+	if h.tn, err = transport.New(h.net, ledger, tcfg); err != nil {
 		return nil, nil, err
 	}
 	// Host 0's shadow decides its sends on the nanosecond clock the RTL counts (`now`).

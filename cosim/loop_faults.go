@@ -23,6 +23,9 @@ type LoopFaults struct {
 	FailAt     *fabric.Time
 	// Outstanding is the number of messages every peer keeps in flight toward host 0 (incast).
 	Outstanding *int
+	// RepostDelay is how long every application takes to repost a receive after a completion:
+	// SENDs that find none are refused receiver-not-ready and resent (RNR NAKs both ways).
+	RepostDelay *fabric.Time
 }
 
 // The allowed ranges of the faults.
@@ -32,6 +35,7 @@ const (
 	maxJitterFault = 10 * fabric.Microsecond
 	maxFailAt      = fabric.Second
 	maxOutstanding = 64
+	maxRepostDelay = 10 * fabric.Millisecond
 	defaultFailAt  = 200 * fabric.Microsecond // a failure given without its time
 )
 
@@ -65,6 +69,7 @@ func (f LoopFaults) apply(k *loopKnobs, planes int) error {
 	}{
 		{"jitter", f.Jitter, maxJitterFault, &k.Jitter},
 		{"fail-at", f.FailAt, maxFailAt, &k.FailAt},
+		{"repost-delay", f.RepostDelay, maxRepostDelay, &k.RepostDelay},
 	} {
 		if p.v == nil {
 			continue

@@ -128,8 +128,19 @@ func (t *loopTap) Op(now fabric.Time, op transport.SetupOp) {
 	}
 	// A repost follows golden's completion of a message on the stream: the RTL's host posts it
 	// once the RTL has released that completion too (its receive queue has room only then).
+	// With a repost delay the RTL has released it already, and the repost goes in now, in its
+	// own run, ahead of any later frame.
 	id := [2]int{op.Conn, op.Stream}
-	h.reposts[id] = append(h.reposts[id], op)
+	if h.released[id] == 0 {
+		h.reposts[id] = append(h.reposts[id], op)
+		return
+	}
+	h.released[id]--
+	h.ctlOps = append(h.ctlOps, op)
+	if !h.inRun && !h.inGold {
+		h.drain()
+		h.run(now)
+	}
 }
 
 func cplKeyOf(conn int, cp placement.Completion) cplKey {
@@ -373,6 +384,8 @@ func (h *loopHarness) step() error {
 		if id := [2]int{k.Conn, k.Stream}; k.Status == 0 && len(h.reposts[id]) > 0 {
 			h.ctlOps = append(h.ctlOps, h.reposts[id][0])
 			h.reposts[id] = h.reposts[id][1:]
+		} else if k.Status == 0 {
+			h.released[id]++
 		}
 	}
 	if pt.outValid.Get(out) == 1 && pt.outReady.Get(in) == 1 {

@@ -43,6 +43,11 @@ func TestLoopScenarios(t *testing.T) {
 			require.Positive(t, res.Counts["dma_reads"])
 			require.Positive(t, res.Counts["engine_answers"])
 			require.Positive(t, res.Counts["engine_ack"])
+			if sc == "rnr" {
+				require.Positive(t, res.Counts["naks"], "nic_rx refuses SENDs without a receive")
+				require.Positive(t, res.Counts["engine_nak"], "the peers refuse host 0's SENDs")
+				require.Positive(t, res.Counts["engine_retry"], "and the engine resends them")
+			}
 			if sc == "chaos" {
 				require.Positive(t, res.Drops["bad_icrc"], "corrupted frames are dropped by both")
 				require.Positive(t, res.Counts["duplicated_frames"])

@@ -133,11 +133,20 @@ func (nic *NIC) complete(cn *conn, cp placement.Completion) {
 		nic.tap.Freed(nic.now(), addr, nic.nw.slot)
 	}
 	next := cp.MSN + uint32(nic.nw.plPrm.Depth)
-	addr = nic.nw.slotAddr(sendBase, cn.idx, int(cp.Stream), next)
-	if err := nic.pl.PostReceive(cn.idx, int(cp.Stream), addr, uint32(nic.nw.slot)); err != nil {
+	if d := nic.nw.cfg.RepostDelay; d > 0 {
+		nic.nw.net.Sim().At(nic.now()+d, func() { nic.repost(cn, int(cp.Stream), next) })
+		return
+	}
+	nic.repost(cn, int(cp.Stream), next)
+}
+
+// repost posts the receive of message msn of a stream (its ring slot's buffer).
+func (nic *NIC) repost(cn *conn, stream int, msn uint32) {
+	addr := nic.nw.slotAddr(sendBase, cn.idx, stream, msn)
+	if err := nic.pl.PostReceive(cn.idx, stream, addr, uint32(nic.nw.slot)); err != nil {
 		nic.cnt["repost_failed"]++
 	} else if nic.tap != nil {
-		nic.tap.Op(nic.now(), SetupOp{Conn: cn.idx, Stream: int(cp.Stream), Addr: addr, Len: nic.nw.slot})
+		nic.tap.Op(nic.now(), SetupOp{Conn: cn.idx, Stream: stream, Addr: addr, Len: nic.nw.slot})
 	}
 }
 

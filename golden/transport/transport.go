@@ -112,6 +112,11 @@ type Config struct {
 	PortQueue int
 	// ECN marks data packets ECT(0), so switches may mark them.
 	ECN bool
+	// RepostDelay is how long the application takes to repost a receive after a completion (0:
+	// at once). A sender starts a message once the one posted_receives_per_stream before it is
+	// acknowledged, so with a delay a SEND may find no receive: the receiver drops it with a
+	// receiver-not-ready NAK and the sender resends it RNR delay later.
+	RepostDelay fabric.Time
 }
 
 // DefaultConfig is the default NIC configuration with hints on, a 100 µs hint window (longer

@@ -180,3 +180,21 @@ func TestSenderLogReplays(t *testing.T) {
 		}
 	}
 }
+
+// TestReceiverNotReadyIsResent: applications that repost their receives late make SENDs find
+// none; the receiver refuses them with receiver-not-ready NAKs and the senders resend them after
+// the RNR delay, until every message is delivered (no loss: a lost RNR NAK loses its packet,
+// whose PSN was acknowledged; docs/transport.md).
+func TestReceiverNotReadyIsResent(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.RepostDelay = 150 * fabric.Microsecond
+	w := newWorld(t, smallTopo(), cfg)
+	w.post(0, 5, 200, 1000)
+	w.post(5, 0, 200, 3000)
+	w.sim.Run(50 * fabric.Millisecond)
+	requireAllDelivered(t, w)
+	c := w.counters()
+	require.Positive(t, c["naks_sent"], "%v", c)
+	require.Equal(t, c["naks_sent"], c["placement_receiver_not_ready"], "%v", c)
+	require.Equal(t, c["naks_sent"], c["moved_sent"], "every refused packet is resent as a moved packet: %v", c)
+}

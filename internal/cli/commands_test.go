@@ -102,6 +102,7 @@ func TestCosimLoopFaultFlags(t *testing.T) {
 		{[]string{"--scenario", "loss", "--host-ready", "0"}, "host-ready 0 outside 0.05..1"},
 		{[]string{"--scenario", "loss", "--jitter-ns", "20000"}, "jitter 20000 ns outside 0..10000 ns"},
 		{[]string{"--scenario", "loss", "--outstanding", "0"}, "outstanding 0 outside 1..64"},
+		{[]string{"--scenario", "rnr", "--repost-delay-us", "-1"}, "repost-delay -1000 ns outside 0..10000000 ns"},
 		{[]string{"--scenario", "loss", "--fail-switch", "p0.spine9"}, `fail-switch: fabric: no switch "p0.spine9"`},
 		{[]string{"--scenario", "failure", "--fail-plane", "0"}, "fail-plane 0: the configuration has 1 NIC port"},
 	} {

@@ -12,7 +12,7 @@ import (
 // of that fault, and they combine freely (cosim.LoopFaults checks the ranges).
 type loopFaultFlags struct {
 	loss, corrupt, duplicate, mark, hostReady float64
-	jitterNS, failAtUS                        float64
+	jitterNS, failAtUS, repostDelayUS         float64
 	failSwitch                                string
 	failPlane, outstanding                    int
 }
@@ -27,13 +27,14 @@ func (l *loopFaultFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&l.failSwitch, "fail-switch", "", "closed loop: fail this switch at --fail-at-us (e.g. p0.spine1; \"\" = none)")
 	f.IntVar(&l.failPlane, "fail-plane", 0, "closed loop: fail every switch of this plane at --fail-at-us (configurations of 2 or more ports)")
 	f.Float64Var(&l.failAtUS, "fail-at-us", 200, "closed loop: when the failed switch or plane goes down, in microseconds of fabric time")
+	f.Float64Var(&l.repostDelayUS, "repost-delay-us", 0, "closed loop: the applications repost a receive this long after a completion; SENDs that find none get receiver-not-ready NAKs, 0..10000")
 	f.IntVar(&l.outstanding, "outstanding", 2, "closed loop: messages each peer keeps in flight toward host 0 (incast), 1..64")
 }
 
 // changed lists the fault flags given on the command line.
 func (l *loopFaultFlags) changed(cmd *cobra.Command) []string {
 	var set []string
-	for _, n := range []string{"loss", "corrupt", "duplicate", "mark", "jitter-ns", "host-ready", "fail-switch", "fail-plane", "fail-at-us", "outstanding"} {
+	for _, n := range []string{"loss", "corrupt", "duplicate", "mark", "jitter-ns", "host-ready", "fail-switch", "fail-plane", "fail-at-us", "outstanding", "repost-delay-us"} {
 		if cmd.Flags().Changed(n) {
 			set = append(set, n)
 		}
@@ -62,6 +63,10 @@ func (l *loopFaultFlags) overrides(cmd *cobra.Command) cosim.LoopFaults {
 	if ch("fail-at-us") {
 		at := fabric.Time(l.failAtUS * float64(fabric.Microsecond))
 		o.FailAt = &at
+	}
+	if ch("repost-delay-us") {
+		d := fabric.Time(l.repostDelayUS * float64(fabric.Microsecond))
+		o.RepostDelay = &d
 	}
 	if ch("fail-switch") {
 		o.FailSwitch = &l.failSwitch
