@@ -81,6 +81,10 @@ func TestLoopFaultsCombine(t *testing.T) {
 	}{
 		{"default: loss with marks and reordering", "default.yaml", "loss",
 			LoopFaults{Loss: f(0.03), Mark: f(0.2), Jitter: &jitter, Duplicate: f(0.02)}},
+		// A lost RNR NAK must not lose its packet: the refused PSN stays unacknowledged and
+		// is resent on its path.
+		{"default: rnr with loss", "default.yaml", "rnr",
+			LoopFaults{Loss: f(0.02), Mark: f(0.05), Duplicate: f(0.01)}},
 		{"two ports: chaos with a plane failing and marks", "matrix/nic-w256-2ports.yaml", "chaos",
 			LoopFaults{Mark: f(0.1), FailPlane: &plane, FailAt: &at, HostReady: f(0.8)}},
 	} {
@@ -96,6 +100,10 @@ func TestLoopFaultsCombine(t *testing.T) {
 			require.Positive(t, res.Counts["fabric_loss_drops"])
 			require.Positive(t, res.Counts["duplicated_frames"])
 			require.Positive(t, res.Counts["engine_ack"])
+			if tc.scenario == "rnr" {
+				require.Positive(t, res.Counts["naks"])
+				require.Positive(t, res.Counts["engine_nak"])
+			}
 			if tc.faults.FailPlane != nil {
 				// The failed plane's paths time out and turn suspect; host 0's engine moves the
 				// packets it had sent on them.

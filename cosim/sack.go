@@ -25,6 +25,7 @@ type rxOut struct {
 	GapFirst        uint32 // compared only with GapValid
 	GapCount        uint32 // compared only with GapValid
 	PathInit        bool   // the path-init flag re-initialised the entry
+	Peek            bool   // a peek's result: the entry as it stands
 }
 
 // matchRx is the fast comparison run on every output, straight from the output buffer;
@@ -41,7 +42,7 @@ func matchRx(pt *sackPorts, out []uint32, w *rxOut) bool {
 	return uint32(pt.rxConn.Get(out)) == w.Conn && uint32(pt.rxPath.Get(out)) == w.Path &&
 		uint32(pt.rxPSN.Get(out)) == w.PSN && sack.Class(pt.rxClass.Get(out)) == w.Class &&
 		uint32(pt.rxCum.Get(out)) == w.Cum && (pt.rxAckDue.Get(out) == 1) == w.AckDue &&
-		(pt.rxPathInit.Get(out) == 1) == w.PathInit && w.Bitmap.EqualWords32(pt.rxBitmap.View(out))
+		(pt.rxPathInit.Get(out) == 1) == w.PathInit && (pt.rxPeek.Get(out) == 1) == w.Peek && w.Bitmap.EqualWords32(pt.rxBitmap.View(out))
 }
 
 func matchTx(pt *sackPorts, out []uint32, w *txOut) bool {
@@ -64,7 +65,7 @@ var bitmapEqual = cmp.Comparer(func(a, b sack.Bitmap) bool { return a.Equal(b) }
 type sackPorts struct {
 	rst                                                               verilator.Field
 	pktValid, pktReady, pktInit, pktConn, pktPath, pktPSN, pktAckReq  verilator.Field
-	pktPathInit                                                       verilator.Field
+	pktPathInit, pktPeek, rxPeek                                      verilator.Field
 	rxValid, rxReady, rxConn, rxPath, rxPSN, rxClass, rxCum, rxBitmap verilator.Field
 	rxAckDue, rxGapValid, rxGapFirst, rxGapCount, rxPathInit          verilator.Field
 	ackValid, ackReady, ackOp, ackConn, ackPath, ackPSN, ackBitmap    verilator.Field
@@ -82,6 +83,7 @@ func bindSackPorts(lay *verilator.Layout, resetPort string) (*sackPorts, error) 
 	p.pktValid, p.pktReady, p.pktInit = in("s_pkt_valid"), out("s_pkt_ready"), in("s_pkt_init")
 	p.pktConn, p.pktPath, p.pktPSN, p.pktAckReq = in("s_pkt_conn"), in("s_pkt_path"), in("s_pkt_psn"), in("s_pkt_ack_req")
 	p.pktPathInit, p.rxPathInit = in("s_pkt_path_init"), out("m_rx_path_init")
+	p.pktPeek, p.rxPeek = in("s_pkt_peek"), out("m_rx_peek")
 	p.rxValid, p.rxReady, p.rxConn, p.rxPath = out("m_rx_valid"), in("m_rx_ready"), out("m_rx_conn"), out("m_rx_path")
 	p.rxPSN, p.rxClass, p.rxCum, p.rxBitmap = out("m_rx_psn"), out("m_rx_class"), out("m_rx_cum"), out("m_rx_bitmap")
 	p.rxAckDue, p.rxGapValid, p.rxGapFirst, p.rxGapCount = out("m_rx_ack_due"), out("m_rx_gap_valid"), out("m_rx_gap_first"), out("m_rx_gap_count")
@@ -213,6 +215,7 @@ func runSack(ctx context.Context, lib *verilator.Library, u *hdlsack.Unit, k sac
 			pt.pktPSN.Set(in, uint64(rop.psn))
 			pt.pktAckReq.Set(in, b2u(rop.ackReq))
 			pt.pktPathInit.Set(in, b2u(rop.pathInit))
+			pt.pktPeek.Set(in, b2u(rop.peek))
 		} else {
 			pt.pktValid.Set(in, 0)
 		}
@@ -290,8 +293,10 @@ func runSack(ctx context.Context, lib *verilator.Library, u *hdlsack.Unit, k sac
 				rxExp.push(expected[rxOut]{cycle: now, input: rop, out: rxOut{
 					Conn: rop.conn, Path: rop.path, PSN: rop.psn, Class: r.Class, Cum: r.Cum, Bitmap: r.Bitmap,
 					AckDue: r.AckDue, GapValid: r.GapValid, GapFirst: r.GapFirst, GapCount: r.GapCount,
-					PathInit: r.PathInit}})
-				if r.Class != sack.ClassNew {
+					PathInit: r.PathInit, Peek: rop.peek}})
+				if rop.peek {
+					cov.peek(r)
+				} else if r.Class != sack.ClassNew {
 					res.Drops["rx_"+r.Class.String()]++
 				}
 			}
@@ -344,6 +349,8 @@ func runSack(ctx context.Context, lib *verilator.Library, u *hdlsack.Unit, k sac
 //	path_init_beyond        fresh inits beyond the receive window (psn - cum ≥ W)
 //	path_init_back_to_back  flagged packets taken in the cycle right after, or right before, a
 //	                        packet to the same entry (the forwarding path)
+//	peeks, peeks_new        peeks (s_pkt_peek), and those that found the packet new
+//	peek_back_to_back       a packet taken in the cycle right after a peek of the same entry
 type sackCoverage struct {
 	counts   map[string]int
 	w        uint32
@@ -354,6 +361,7 @@ type sackCoverage struct {
 
 func (c *sackCoverage) data(cycle uint64, op rxOp, r *sack.RxResult, offset uint32) {
 	switch {
+	case op.peek: // the commit that follows is counted
 	case r.PathInit:
 		c.counts["path_init_fresh"]++
 		if offset == 0 {
@@ -368,7 +376,17 @@ func (c *sackCoverage) data(cycle uint64, op rxOp, r *sack.RxResult, offset uint
 	if c.prevSeen && c.prevAt+1 == cycle && c.prev.idx == op.idx && (op.pathInit || c.prev.pathInit) {
 		c.counts["path_init_back_to_back"]++
 	}
+	if c.prevSeen && c.prevAt+1 == cycle && c.prev.idx == op.idx && c.prev.peek {
+		c.counts["peek_back_to_back"]++
+	}
 	c.prev, c.prevAt, c.prevSeen = op, cycle, true
+}
+
+func (c *sackCoverage) peek(r *sack.RxResult) {
+	c.counts["peeks"]++
+	if r.Class == sack.ClassNew {
+		c.counts["peeks_new"]++
+	}
 }
 
 func (c *sackCoverage) reset() { c.prevSeen = false }
@@ -380,7 +398,7 @@ func readRx(pt *sackPorts, out []uint32, w int) rxOut {
 		Bitmap: sack.BitmapFromWords32(w, pt.rxBitmap.View(out)),
 		AckDue: pt.rxAckDue.Get(out) == 1, GapValid: pt.rxGapValid.Get(out) == 1,
 		GapFirst: uint32(pt.rxGapFirst.Get(out)), GapCount: uint32(pt.rxGapCount.Get(out)),
-		PathInit: pt.rxPathInit.Get(out) == 1,
+		PathInit: pt.rxPathInit.Get(out) == 1, Peek: pt.rxPeek.Get(out) == 1,
 	}
 }
 
@@ -396,7 +414,7 @@ func (op rxOp) String() string {
 	if op.init {
 		return fmt.Sprintf("init conn %d path %d first psn %d", op.conn, op.path, op.psn)
 	}
-	return fmt.Sprintf("data conn %d path %d psn %d ack_req %v path_init %v", op.conn, op.path, op.psn, op.ackReq, op.pathInit)
+	return fmt.Sprintf("data conn %d path %d psn %d ack_req %v path_init %v peek %v", op.conn, op.path, op.psn, op.ackReq, op.pathInit, op.peek)
 }
 
 func (op txOp) String() string {

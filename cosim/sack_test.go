@@ -59,6 +59,10 @@ func TestSackDirectedScenarios(t *testing.T) {
 				for _, k := range []string{"path_init_fresh", "path_init_stale", "path_init_at_cum", "path_init_beyond", "path_init_back_to_back"} {
 					require.Greater(t, res.Counts[k], 50, "path-init must exercise %s", k)
 				}
+			case "peek":
+				for _, k := range []string{"peeks", "peeks_new", "peek_back_to_back", "path_init_fresh"} {
+					require.Greater(t, res.Counts[k], 50, "peek must exercise %s", k)
+				}
 			case "reset":
 				require.Greater(t, res.Resets, 2)
 			case "window-edge":
@@ -143,6 +147,9 @@ func TestSackCosimCatchesFaults(t *testing.T) {
 		// A stale INIT copy behind cum must not re-initialise the entry.
 		{"rx path init ignores cum", "sack_rx",
 			"wire path_reinit = in_q_path_init && !is_old;", "wire path_reinit = in_q_path_init;", "Cum", false, "path-init"},
+		// A peek must leave the entry as it was.
+		{"rx peek writes the entry", "sack_rx",
+			"wire [ENTRY_WIDTH-1:0] entry_next = in_q_peek ? cur :", "wire [ENTRY_WIDTH-1:0] entry_next = 1'b0 ? cur :", "Bitmap", false, "peek"},
 		{"rx path init ignored", "sack_rx",
 			"wire path_reinit = in_q_path_init && !is_old;", "wire path_reinit = 1'b0 && in_q_path_init && !is_old;", "PathInit", false, "random"},
 	}

@@ -28,6 +28,8 @@ type sackKnobs struct {
 	NearWrap   bool    // paths start a few hundred PSNs before the PSN space wraps
 	PathInit   float64 // the path restarts its PSN sequence with a packet flagged path-init
 	StaleInit  float64 // a stale path-init copy (a PSN behind cum with the flag) is injected
+	Peek       float64 // a data packet is peeked (s_pkt_peek) right before it is offered
+	Refuse     float64 // after a peek, the packet is not offered (refused: lost to the path)
 }
 
 // sackScenarios are the named scenarios of `mrgen cosim --block sack`. "random" mixes every
@@ -35,7 +37,8 @@ type sackKnobs struct {
 var sackScenarios = map[string]sackKnobs{
 	"random": {Loss: 0.02, BurstLoss: 0.003, Reorder: 4, Dup: 0.02, Beyond: 0.004, Old: 0.004, Edge: 0.002,
 		Hot: 0.3, AckReq: 0.05, AckLoss: 0.1, AckDelay: 0.05, AckDup: 0.03, AckInvalid: 0.004,
-		InValid: 0.9, OutReady: 0.8, ResetEvery: 100_000, NearWrap: true, PathInit: 0.002, StaleInit: 0.002},
+		InValid: 0.9, OutReady: 0.8, ResetEvery: 100_000, NearWrap: true, PathInit: 0.002, StaleInit: 0.002,
+		Peek: 0.2, Refuse: 0.05},
 	"in-order":     {InValid: 1, OutReady: 1},
 	"single-loss":  {Loss: 0.01, InValid: 1, OutReady: 1},
 	"burst-loss":   {BurstLoss: 0.01, InValid: 1, OutReady: 1},
@@ -51,6 +54,10 @@ var sackScenarios = map[string]sackKnobs{
 	// Paths restart their sequences all the time: fresh inits (in sequence, ahead, beyond the
 	// window, at cum), stale copies, resent INIT packets, most of them back to back on one
 	// entry (hot paths, no reordering), with loss, duplicates and a little backpressure.
+	// nic_rx's order: every packet is peeked, then committed, back to back on the entry (hot
+	// paths), and some are refused after the peek (placement's receiver-not-ready).
+	"peek": {Peek: 1, Refuse: 0.03, Loss: 0.01, Dup: 0.02, Reorder: 2, Hot: 0.6, PathInit: 0.01, StaleInit: 0.005,
+		AckReq: 0.05, InValid: 1, OutReady: 0.95, NearWrap: true},
 	"path-init": {PathInit: 0.03, StaleInit: 0.02, Loss: 0.02, Dup: 0.02, Hot: 0.6, AckReq: 0.05, AckLoss: 0.1,
 		InValid: 1, OutReady: 0.95, NearWrap: true},
 }

@@ -16,6 +16,7 @@ type rxOp struct {
 	psn        uint32
 	ackReq     bool
 	pathInit   bool // the data packet carries the path-init flag
+	peek       bool // classify only (s_pkt_peek): the receive pipeline looks before it commits
 }
 
 // txOp is one operation offered to the send side.
@@ -281,15 +282,31 @@ func (t *sackTraffic) sent(idx int, q uint32) {
 // deliver passes a packet through the reorder buffer to the receive queue.
 func (t *sackTraffic) deliver(op rxOp) {
 	if t.k.Reorder == 0 {
-		t.rxQ = append(t.rxQ, op)
+		t.enqueue(op)
 		return
 	}
 	t.held = append(t.held, op)
 	if len(t.held) > t.k.Reorder {
 		i := t.rng.IntN(len(t.held))
-		t.rxQ = append(t.rxQ, t.held[i])
+		t.enqueue(t.held[i])
 		t.held = append(t.held[:i], t.held[i+1:]...)
 	}
+}
+
+// enqueue puts an arriving data packet on the receive queue the way nic_rx offers it: with
+// probability Peek a peek of it goes first (nic_rx looks before it commits), and with
+// probability Refuse after a peek the commit never comes (placement refused the packet as
+// receiver-not-ready: to the path it is lost, and the send side will report it).
+func (t *sackTraffic) enqueue(op rxOp) {
+	if t.chance(t.k.Peek) {
+		look := op
+		look.peek = true
+		t.rxQ = append(t.rxQ, look)
+		if t.chance(t.k.Refuse) {
+			return
+		}
+	}
+	t.rxQ = append(t.rxQ, op)
 }
 
 // acceptRx applies an op the RTL accepted to the golden receiver and returns the result (nil
@@ -298,6 +315,10 @@ func (t *sackTraffic) acceptRx(op rxOp) *sack.RxResult {
 	if op.init {
 		t.rx.Init(op.idx, op.psn)
 		return nil
+	}
+	if op.peek {
+		res := t.rx.PeekInit(op.idx, op.psn, op.ackReq, op.pathInit)
+		return &res
 	}
 	res := t.rx.PacketInit(op.idx, op.psn, op.ackReq, op.pathInit)
 	if res.AckDue && !t.chance(t.k.AckLoss) {

@@ -55,8 +55,8 @@
 // writes nothing and changes no state. The result carries NAK receiver_not_ready with RNR Delay =
 // Params.RNRDelayUS (wire.RNRDelayUnitUS units). The sender resends the same packet after that
 // delay, as often as it takes (it is not a failure of the message); the ACK/SACK state of the
-// packet is the transport's business (the packet was received on its path, so its PSN is
-// acknowledged, and the NAK asks for the resend).
+// packet is the transport's business (the receiver does not commit a refused packet to its SACK
+// state, so its PSN stays unacknowledged and the path resends it even if the NAK is lost).
 //
 // # Packet segmentation (what makes duplicate suppression exact)
 //

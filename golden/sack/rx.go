@@ -147,6 +147,24 @@ func (r *Receiver) PacketInit(index int, p uint32, ackReq, pathInit bool) RxResu
 	return res
 }
 
+// PeekInit classifies a data packet as PacketInit would and changes nothing: neither the entry
+// nor the counters. The result's Class, PathInit, AckDue and gap fields are what PacketInit
+// would report; Cum and Bitmap are the entry as it stands (the RTL's peek, s_pkt_peek, reports
+// the same). A receiver looks before it commits: a packet that placement then refuses as
+// receiver-not-ready must leave its PSN unacknowledged, so the path counts it lost and resends
+// it even when the NAK is lost (docs/transport.md); the packet it accepts is then committed
+// with PacketInit, whose classification equals the peek's.
+func (r *Receiver) PeekInit(index int, p uint32, ackReq, pathInit bool) RxResult {
+	e := &r.entries[index]
+	saved, counters := *e, r.Counters
+	saved.bitmap = e.bitmap.Clone()
+	res := r.PacketInit(index, p, ackReq, pathInit)
+	*e, r.Counters = saved, counters
+	res.Cum = e.cum
+	res.Bitmap = e.bitmap.Clone()
+	return res
+}
+
 // ackDue applies the ACK policy and updates the entry's since-last-ACK count.
 func (r *Receiver) ackDue(e *rxEntry, res RxResult, ackReq bool) bool {
 	if res.Class == ClassBeyond {

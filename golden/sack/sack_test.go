@@ -402,3 +402,44 @@ func TestPacketInitWithoutFlagIsPacket(t *testing.T) {
 	}
 	require.Equal(t, a.Counters, b.Counters)
 }
+
+// TestPeekInitChangesNothing runs one receiver that peeks before every packet (and sometimes
+// only peeks, as for a refused packet) beside one that never peeks and sees only the committed
+// packets: their results and counters stay equal, and every peek reports the classification
+// the commit then makes, with the entry as it stood.
+func TestPeekInitChangesNothing(t *testing.T) {
+	p := testParams(t, func(c *config.Config) { c.PSNWidth = 12; c.SackWidth = 64 })
+	peeker, plain := NewReceiver(p), NewReceiver(p)
+	rng := rand.New(rand.NewPCG(5, 6))
+	peeks, refused, reinits := 0, 0, 0
+	for i := 0; i < 20000; i++ {
+		idx, q := rng.IntN(4), uint32(rng.IntN(300))
+		req, init := rng.IntN(8) == 0, rng.IntN(10) == 0
+		before, beforeBits := peeker.Cum(idx), peeker.entries[idx].bitmap.Clone()
+		peek := peeker.PeekInit(idx, q, req, init)
+		peeks++
+		require.Equal(t, before, peek.Cum, "packet %d: the peek reports the entry as it stands", i)
+		require.True(t, beforeBits.Equal(peek.Bitmap), "packet %d: peek bitmap", i)
+		if rng.IntN(10) == 0 {
+			refused++ // only looked at: the entry must not have moved
+			require.Equal(t, before, peeker.Cum(idx))
+			require.True(t, beforeBits.Equal(peeker.entries[idx].bitmap))
+			continue
+		}
+		got, want := peeker.PacketInit(idx, q, req, init), plain.PacketInit(idx, q, req, init)
+		if d := cmp.Diff(want, got, cmpBitmap); d != "" {
+			t.Fatalf("packet %d (-never peeked +peeked first):\n%s", i, d)
+		}
+		require.Equal(t, got.Class, peek.Class, "packet %d: class", i)
+		require.Equal(t, got.PathInit, peek.PathInit, "packet %d: path init", i)
+		require.Equal(t, got.AckDue, peek.AckDue, "packet %d: ack due", i)
+		require.Equal(t, [3]any{got.GapValid, got.GapFirst, got.GapCount},
+			[3]any{peek.GapValid, peek.GapFirst, peek.GapCount}, "packet %d: gap", i)
+		if got.PathInit {
+			reinits++
+		}
+	}
+	require.Equal(t, plain.Counters, peeker.Counters, "peeks are not counted")
+	require.Greater(t, refused, 1000)
+	require.Greater(t, reinits, 10)
+}

@@ -18,11 +18,11 @@ func (nic *NIC) onData(p *fabric.Packet, fr *frame) {
 	c, path := int(w.BTH.ConnID), int(w.BTH.PathID)
 	cn := nic.conns[c]
 	idx := nic.index(c, path)
-	res := nic.srx.PacketInit(idx, w.BTH.PSN, w.BTH.Flags&wire.FlagAckReq != 0, w.BTH.Flags&wire.FlagPathInit != 0)
-	if res.PathInit {
-		nic.cnt["path_inits"]++
-	}
-	if res.Class == sack.ClassNew {
+	ackReq, pathInit := w.BTH.Flags&wire.FlagAckReq != 0, w.BTH.Flags&wire.FlagPathInit != 0
+	// Look before committing: a packet placement refuses as receiver-not-ready is answered by
+	// its NAK alone and leaves the path as if it had not arrived (its PSN unacknowledged, no
+	// ACK), so it is resent by loss recovery even when the NAK is lost.
+	if nic.srx.PeekInit(idx, w.BTH.PSN, ackReq, pathInit).Class == sack.ClassNew {
 		cn.rxMsg[uint64(w.BTH.StreamID)<<32|uint64(w.BTH.MSN)] = fr.msgID
 		d, err := placement.DescFromPacket(w)
 		if err != nil {
@@ -46,6 +46,14 @@ func (nic *NIC) onData(p *fabric.Packet, fr *frame) {
 		if pr.Nak != 0 {
 			nic.sendNak(p, w, pr.Nak, pr.RNRDelay)
 		}
+		if pr.Drop == placement.DropReceiverNotReady {
+			nic.cnt["rx_refused_unacked"]++
+			return
+		}
+	}
+	res := nic.srx.PacketInit(idx, w.BTH.PSN, ackReq, pathInit)
+	if res.PathInit {
+		nic.cnt["path_inits"]++
 	}
 	var ts uint32
 	if w.Write != nil {

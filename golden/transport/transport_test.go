@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -182,19 +183,28 @@ func TestSenderLogReplays(t *testing.T) {
 }
 
 // TestReceiverNotReadyIsResent: applications that repost their receives late make SENDs find
-// none; the receiver refuses them with receiver-not-ready NAKs and the senders resend them after
-// the RNR delay, until every message is delivered (no loss: a lost RNR NAK loses its packet,
-// whose PSN was acknowledged; docs/transport.md).
+// none; the receiver refuses them with receiver-not-ready NAKs, leaves their PSNs
+// unacknowledged, and the senders resend them (after the RNR delay when the NAK arrives, by
+// loss recovery on the same path in any case) until every message is delivered, with loss too:
+// a lost RNR NAK no longer loses its packet (docs/transport.md).
 func TestReceiverNotReadyIsResent(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.RepostDelay = 150 * fabric.Microsecond
-	w := newWorld(t, smallTopo(), cfg)
-	w.post(0, 5, 200, 1000)
-	w.post(5, 0, 200, 3000)
-	w.sim.Run(50 * fabric.Millisecond)
-	requireAllDelivered(t, w)
-	c := w.counters()
-	require.Positive(t, c["naks_sent"], "%v", c)
-	require.Equal(t, c["naks_sent"], c["placement_receiver_not_ready"], "%v", c)
-	require.Equal(t, c["naks_sent"], c["moved_sent"], "every refused packet is resent as a moved packet: %v", c)
+	for _, loss := range []float64{0, 0.02} {
+		t.Run(fmt.Sprintf("loss %.2f", loss), func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.RepostDelay = 150 * fabric.Microsecond
+			w := newWorld(t, smallTopo(), cfg)
+			w.net.SetLinkLoss(loss)
+			w.post(0, 5, 200, 1000)
+			w.post(5, 0, 200, 3000)
+			w.sim.Run(50 * fabric.Millisecond)
+			requireAllDelivered(t, w)
+			c := w.counters()
+			t.Logf("%v", c)
+			require.Positive(t, c["naks_sent"], "%v", c)
+			require.Equal(t, c["naks_sent"], c["placement_receiver_not_ready"], "%v", c)
+			require.Equal(t, c["naks_sent"], c["rx_refused_unacked"], "%v", c)
+			require.Positive(t, c["moved_sent"], "NAKed packets are resent after the RNR delay: %v", c)
+			require.Positive(t, c["retransmissions"], "refused PSNs are resent on their paths: %v", c)
+		})
+	}
 }
