@@ -270,13 +270,13 @@ func (r *Rx) pad(x string, w, n int) string {
 }
 
 // Widths and depths the template needs from the blocks.
-func (r *Rx) ParCounterW() int   { return parser.CounterWidth }
-func (r *Rx) DepCounterW() int   { return deparser.CounterWidth }
-func (r *Rx) PlaceDropW() int    { return goldenpl.DropReasonBits }
+func (r *Rx) ParCounterW() int { return parser.CounterWidth }
+func (r *Rx) DepCounterW() int { return deparser.CounterWidth }
+func (r *Rx) PlaceDropW() int  { return goldenpl.DropReasonBits }
 
 // PlaceDropRNR is placement's drop code for receiver-not-ready, the refusal nic_rx does not
 // commit to sack_rx.
-func (r *Rx) PlaceDropRNR() int { return int(goldenpl.DropReceiverNotReady) }
+func (r *Rx) PlaceDropRNR() int  { return int(goldenpl.DropReceiverNotReady) }
 func (r *Rx) PlaceCntDropW() int { return int(goldenpl.NumDropReasons) * 32 }
 func (r *Rx) CtlFIFODepth() int  { return CtlFIFO }
 
