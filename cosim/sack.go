@@ -373,11 +373,13 @@ func (c *sackCoverage) data(cycle uint64, op rxOp, r *sack.RxResult, offset uint
 	case op.pathInit:
 		c.counts["path_init_stale"]++
 	}
-	if c.prevSeen && c.prevAt+1 == cycle && c.prev.idx == op.idx && (op.pathInit || c.prev.pathInit) {
-		c.counts["path_init_back_to_back"]++
-	}
-	if c.prevSeen && c.prevAt+1 == cycle && c.prev.idx == op.idx && c.prev.peek {
-		c.counts["peek_back_to_back"]++
+	if c.prevSeen && c.prevAt+1 == cycle && c.prev.idx == op.idx {
+		if op.pathInit || c.prev.pathInit {
+			c.counts["path_init_back_to_back"]++
+		}
+		if c.prev.peek {
+			c.counts["peek_back_to_back"]++
+		}
 	}
 	c.prev, c.prevAt, c.prevSeen = op, cycle, true
 }

@@ -270,15 +270,14 @@ func (r *Rx) pad(x string, w, n int) string {
 }
 
 // Widths and depths the template needs from the blocks.
-func (r *Rx) ParCounterW() int { return parser.CounterWidth }
-func (r *Rx) DepCounterW() int { return deparser.CounterWidth }
-func (r *Rx) PlaceDropW() int  { return goldenpl.DropReasonBits }
-
-// PlaceDropRNR is placement's drop code for receiver-not-ready, the refusal nic_rx does not
-// commit to sack_rx.
-func (r *Rx) PlaceDropRNR() int  { return int(goldenpl.DropReceiverNotReady) }
+func (r *Rx) ParCounterW() int   { return parser.CounterWidth }
+func (r *Rx) DepCounterW() int   { return deparser.CounterWidth }
+func (r *Rx) PlaceDropW() int    { return goldenpl.DropReasonBits }
 func (r *Rx) PlaceCntDropW() int { return int(goldenpl.NumDropReasons) * 32 }
 func (r *Rx) CtlFIFODepth() int  { return CtlFIFO }
+
+// NakRNR is the receiver-not-ready NAK code: the one refusal nic_rx does not commit to sack_rx.
+func (r *Rx) NakRNR() int { return int(wire.NakReceiverNotReady) }
 
 // DepHdrConns is DepHdr for the template (NewRx has checked it).
 func (r *Rx) DepHdrConns() []Conn {

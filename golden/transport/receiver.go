@@ -46,8 +46,7 @@ func (nic *NIC) onData(p *fabric.Packet, fr *frame) {
 		if pr.Nak != 0 {
 			nic.sendNak(p, w, pr.Nak, pr.RNRDelay)
 		}
-		if pr.Drop == placement.DropReceiverNotReady {
-			nic.cnt["rx_refused_unacked"]++
+		if pr.Nak == wire.NakReceiverNotReady {
 			return
 		}
 	}
