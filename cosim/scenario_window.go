@@ -26,6 +26,7 @@ type windowKnobs struct {
 	// DeadPeriod is the mean time, ns, a path stays dead or alive before it flips (0: never).
 	DeadPeriod uint32
 	SetPSN     float64 // an ACK-port operation is a set-PSN near the PSN wrap instead
+	Heard      float64 // an ACK-port operation is a NAK instead (liveness only; its ACK fields are noise)
 	DtMax      uint32  // ns the clock moves per cycle: uniform in 0..DtMax
 	Jump       float64 // per cycle: the clock jumps by up to 4 ms
 	OneConn    bool    // all ACKs and sends on connection 0, half the ACKs to the last path sent
@@ -40,16 +41,17 @@ type windowKnobs struct {
 var windowScenarios = map[string]windowKnobs{
 	"random": {AckRate: 0.45, SendRate: 0.6, OutReady: 0.85, ECN: 0.3, Congested: 0.3, BigECN: 0.002,
 		RateHint: 0.05, BigCounts: 0.002, Bogus: 0.005, LongRTT: 0.002, Dead: 0.2, DeadPeriod: 5_000_000,
-		SetPSN: 0.002, DtMax: 400, Jump: 0.0002, NearWrap: true, RTTMax: 60_000, ResetEvery: 100_000},
+		SetPSN: 0.002, Heard: 0.03, DtMax: 400, Jump: 0.0002, NearWrap: true, RTTMax: 60_000, ResetEvery: 100_000},
 	// II=1: every operation on one connection (half the ACKs to the path just sent on), offered
 	// every cycle, outputs always ready.
-	"back-to-back": {AckRate: 0.5, SendRate: 1, OutReady: 1, ECN: 0.1, Congested: 1, DtMax: 200,
+	"back-to-back": {AckRate: 0.5, SendRate: 1, OutReady: 1, ECN: 0.1, Congested: 1, Heard: 0.1, DtMax: 200,
 		OneConn: true, RTTMax: 20_000},
 	// AIMD: marked and unmarked ACKs, decreases once per RTT, epochs, marks saturation.
 	"ecn": {AckRate: 0.5, SendRate: 0.7, OutReady: 1, ECN: 0.6, Congested: 0.6, BigECN: 0.01,
 		DtMax: 300, RTTMax: 40_000},
-	// Path failure: dead paths time out, turn suspect, fail, re-draw entropy, are probed, revive.
-	"failure": {AckRate: 0.4, SendRate: 0.7, OutReady: 1, ECN: 0.2, Congested: 0.3, Dead: 0.5,
+	// Path failure: dead paths time out, turn suspect, fail, re-draw entropy, are probed, revive;
+	// NAKs keep live paths alive and reactivate suspect ones.
+	"failure": {AckRate: 0.4, SendRate: 0.7, OutReady: 1, ECN: 0.2, Congested: 0.3, Dead: 0.5, Heard: 0.15,
 		DeadPeriod: 6_000_000, DtMax: 2_000, Jump: 0.001, RTTMax: 40_000},
 	// Rate hints: the rate cap limits the connection window (and lifts with hint 0).
 	"rate-cap": {AckRate: 0.5, SendRate: 0.8, OutReady: 1, RateHint: 0.5, LongRTT: 0.02, LongBase: 0.5,

@@ -31,6 +31,7 @@ type senderKnobs struct {
 	Nak            float64 // the receiver refuses a data packet (NAK, not processed)
 	RNR            float64 // ... with receiver-not-ready (else a fatal code)
 	RNRMax         int     // largest RNR delay, us
+	NakDup         float64 // a NAK arrives twice (the second copy finds its packet waiting)
 	NoScan         bool    // the host never arms the timer scan
 	Dead           float64 // each path is dead (drops everything) with this probability ...
 	DeadEvery      uint64  // ... redrawn every DeadEvery ns
@@ -54,9 +55,10 @@ var senderScenarios = map[string]senderKnobs{
 	// to the others), are probed and come back (PathInit).
 	"failure": {MaxPkts: 4, Post: 1, Next: 3, Left: 3, DtMax: 1500, Loss: 0.01, AckAll: 0.5, PendingMax: 8,
 		Dead: 0.3, DeadEvery: 3_000_000, Nak: 0.005, RNR: 1, RNRMax: 5, OutReady: 0.2},
-	// Receiver-not-ready NAKs: RNR retries through the moved FIFOs, fatal NAKs failing messages.
+	// Receiver-not-ready NAKs: RNR retries resending the PSN on its path, duplicated NAKs, fatal
+	// NAKs failing messages.
 	"rnr": {MaxPkts: 4, Post: 1, Next: 3, Left: 3, DtMax: 400, Loss: 0.01, AckAll: 0.5, PendingMax: 8, Nak: 0.08, RNR: 0.85, RNRMax: 10,
-		OutReady: 0.3},
+		NakDup: 0.2, OutReady: 0.3},
 }
 
 // inFlight is a packet on the wire or an ACK on its way back.
@@ -263,6 +265,10 @@ func (t *senderTraffic) deliver(f inFlight) {
 			n.Code, n.RNRDelay = wire.NakReceiverNotReady, uint16(1+t.rng.IntN(t.k.RNRMax))
 		}
 		t.wire = append(t.wire, inFlight{at: t.now + 1_500, nak: n})
+		if t.k.NakDup > 0 && t.rng.Float64() < t.k.NakDup {
+			dup := *n
+			t.wire = append(t.wire, inFlight{at: t.now + 1_500 + uint64(t.rng.IntN(5_000)), nak: &dup})
+		}
 		return
 	}
 	idx, _ := t.p.Sack.Index(uint32(f.pk.Conn), uint32(f.pk.Path))

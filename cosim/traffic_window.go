@@ -21,6 +21,9 @@ func (o winAckOp) String() string {
 	if o.op == hdlwindow.AckOpSetPSN {
 		return fmt.Sprintf("set-psn conn %d path %d psn %d", o.conn, o.path, o.psn)
 	}
+	if o.op == hdlwindow.AckOpHeard {
+		return fmt.Sprintf("nak conn %d path %d (ack fields ignored: %+v)", o.conn, o.path, o.ack)
+	}
 	return fmt.Sprintf("ack conn %d path %d %+v", o.conn, o.path, o.ack)
 }
 
@@ -173,6 +176,9 @@ func (t *windowTraffic) nextAck(now uint32) (winAckOp, bool) {
 		rtt = 1<<24 + uint32(t.rng.IntN(1<<26))
 	}
 	op.ack.TimestampEcho = now - rtt
+	if t.chance(t.k.Heard) {
+		op.op = hdlwindow.AckOpHeard // the ACK fields stay: the unit must ignore them
+	}
 	if t.hot[idx] && t.chance(t.k.ECN) {
 		op.ack.ECNEcho = uint16(1 + t.rng.IntN(4))
 		if t.chance(t.k.BigECN) {

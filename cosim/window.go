@@ -367,12 +367,21 @@ func runWindow(ctx context.Context, lib *verilator.Library, u *hdlwindow.Unit, k
 				break
 			}
 			before := tr.tb.Conn(ackOp.conn)
-			r := tr.tb.AckUpdate(ackOp.conn, ackOp.path, ackOp.ack, t)
+			var r window.AckResult
+			if ackOp.op == hdlwindow.AckOpHeard {
+				r = tr.tb.Heard(ackOp.conn, ackOp.path, t)
+			} else {
+				r = tr.tb.AckUpdate(ackOp.conn, ackOp.path, ackOp.ack, t)
+			}
 			e := tr.tb.Path(ackOp.conn, ackOp.path)
 			ce := tr.tb.Conn(ackOp.conn)
 			ackExp.push(expected[winAckOut]{cycle: cyc, input: ackOp, out: winAckOut{
 				Conn: ackOp.conn, Path: ackOp.path, Res: r, Cwnd: e.Cwnd, SRTT: e.SRTT, RTTVar: e.RTTVar,
 				RTO: e.RTO, ConnCwnd: ce.Cwnd, RateCap: ce.RateCap, MinRTT: ce.MinRTT, MinValid: ce.MinValid}})
+			if ackOp.op == hdlwindow.AckOpHeard {
+				countHeard(res, r)
+				break
+			}
 			countAck(res, r, ackOp.ack)
 			countBaseRTT(res, before, ce, ackOp.ack, e.RTTValid)
 		case sendFire:
@@ -438,5 +447,17 @@ func countAck(res *Result, r window.AckResult, a window.Ack) {
 		if f.on {
 			res.Counts[f.name]++
 		}
+	}
+}
+
+// countHeard counts a NAK's outcome.
+func countHeard(res *Result, r window.AckResult) {
+	switch {
+	case r.Ignored:
+		res.Drops["nak_ignored_failed_path"]++
+	case r.Reactivated:
+		res.Counts["nak_reactivated"]++
+	default:
+		res.Counts["naks"]++
 	}
 }

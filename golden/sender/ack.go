@@ -177,21 +177,26 @@ func (s *Sender) Nak(now uint64, n NakIn) (uint64, bool, error) {
 		return 0, false, err
 	}
 	s.Counters.Naks++
+	s.win.Heard(n.Conn, n.Path, s.ns(now))
 	cn := s.conn(n.Conn)
 	r := cn.recs[n.Path].lookup(s.psns.Wrap(n.PSN))
 	if r == nil {
 		return 0, false, nil
 	}
-	r.nakked = true
 	if n.Code != wire.NakReceiverNotReady {
+		r.nakked = true
 		s.Counters.MessagesFailed++
 		return 0, false, nil
 	}
+	if r.queued || r.inNIC || r.sacked {
+		return 0, false, nil // a copy is about to leave, or the PSN got through after all
+	}
 	due := now + uint64(n.RNRDelay)*wire.RNRDelayUnitUS*1000*s.p.TicksPerNS
-	if !s.retries.Push(retry{due: due, conn: n.Conn, pkt: movedPkt{msg: r.msg, idx: r.idx}}) {
+	if !s.retries.Push(retry{due: due, ref: s.refOf(n.Conn, n.Path, r)}) {
 		s.Counters.RetryOverflows++
 		return 0, false, nil
 	}
+	r.queued, r.waiting = true, true // loss recovery and timeout copies leave it alone until then
 	return due, true, nil
 }
 

@@ -107,8 +107,10 @@ func TestCompletionOrder(t *testing.T) {
 	require.Equal(t, uint32(2), got[0].MSN)
 }
 
-// TestNak: receiver-not-ready resends the packet as a moved copy RNRDelay later (one retry per
-// NAK); another code fails the message; a NAKed packet's acknowledgement is not progress.
+// TestNak: receiver-not-ready resends the packet on its path with its PSN RNRDelay later (one
+// retry per NAK), and loss recovery leaves it alone until then; a NAK proves the path alive
+// (the window's timer restarts); another code fails the message, whose acknowledgement is then
+// not progress.
 func TestNak(t *testing.T) {
 	r := newRig(t, 1, nil)
 	r.hello(0)
@@ -119,25 +121,45 @@ func TestNak(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, uint64(11_000), due)
+	require.Equal(t, uint32(1000)+r.s.win.Path(0, 0).RTO, r.s.win.Path(0, 0).Deadline, "the NAK restarted the path's timer")
 	at, _ := r.s.NextTimer()
 	require.Equal(t, uint64(11_000), at, "the scan is not armed: the retry is the earliest timer")
+	r.now = 2000
+	require.Empty(t, r.ack(0, 0, 1, nil, 1500, 0), "packet 0 acknowledged")
+	require.Empty(t, r.drain(), "the refused packet is lost by send time but waits for its retry")
+	again, ok, err := r.s.Nak(r.now, NakIn{Conn: 0, Path: 0, PSN: 1, Code: wire.NakReceiverNotReady, RNRDelay: 10})
+	require.NoError(t, err)
+	require.False(t, ok, "a duplicate NAK of a waiting packet queues nothing: %d", again)
 	r.s.Retry(10_999)
 	require.Empty(t, r.drain())
 	r.now = 11_000
 	r.s.Retry(r.now)
-	require.Empty(t, cmp.Diff([]brief{{KindMoved, 0, 2, 0, 1, wire.FlagLast | wire.FlagAckReq}}, briefs(r.drain())))
-	require.Empty(t, r.ack(0, 0, 2, nil, 0, 0), "the NAKed copy's acknowledgement does not complete the message")
-	require.Equal(t, []Done{{Conn: 0, Stream: 0, MSN: 0, ID: 1}}, r.ack(0, 0, 3, nil, 0, 0))
+	require.Empty(t, cmp.Diff([]brief{{KindRetx, 0, 1, 0, 1, wire.FlagLast | wire.FlagAckReq | wire.FlagRetx}}, briefs(r.drain())))
+	require.Equal(t, []Done{{Conn: 0, Stream: 0, MSN: 0, ID: 1}}, r.ack(0, 0, 2, nil, 11_000, 0),
+		"the resent packet's acknowledgement completes the message")
+	require.Zero(t, r.s.Counters.MovedSent)
+
+	// A retry whose packet got through after all (a duplicate of it was accepted) resends nothing.
+	r.post(0, 0, wire.OpSend, testMTU, 2)
+	require.Len(t, r.drain(), 1)
+	_, ok, err = r.s.Nak(r.now, NakIn{Conn: 0, Path: 0, PSN: 2, Code: wire.NakReceiverNotReady, RNRDelay: 10})
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, []Done{{Conn: 0, Stream: 0, MSN: 1, ID: 2}}, r.ack(0, 0, 3, nil, 11_000, 0))
+	r.now = 21_000
+	r.s.Retry(r.now)
+	require.Empty(t, r.drain())
 
 	_, ok, err = r.s.Nak(r.now, NakIn{Conn: 0, Path: 0, PSN: 99, Code: wire.NakReceiverNotReady, RNRDelay: 10})
 	require.NoError(t, err)
 	require.False(t, ok, "no record: nothing")
-	r.post(0, 0, wire.OpSend, testMTU, 2)
+	r.post(0, 0, wire.OpSend, testMTU, 3)
 	require.Len(t, r.drain(), 1)
 	_, ok, err = r.s.Nak(r.now, NakIn{Conn: 0, Path: 0, PSN: 3, Code: wire.NakRKeyViolation})
 	require.NoError(t, err)
 	require.False(t, ok)
 	require.Equal(t, uint64(1), r.s.Counters.MessagesFailed)
+	require.Empty(t, r.ack(0, 0, 4, nil, 21_000, 0), "the failed message's acknowledgement completes nothing")
 	_, _, err = r.s.Nak(r.now, NakIn{Conn: 2, Path: 0})
 	require.Error(t, err)
 }

@@ -31,7 +31,7 @@
 //   - Packet records, one table of R = RecordDepth entries per (connection, path), R the
 //     smallest power of two ≥ W + M (at most the PSN space): the record of PSN p is slot
 //     p mod R: {valid, generation, PSN, message (stream, MSN), packet index, sacked, init,
-//     retx, queued, inNIC, copied, nakked, sentAt}. A path's live records lie in [una, nxt)
+//     retx, queued, inNIC, copied, nakked, waiting, sentAt}. A path's live records lie in [una, nxt)
 //     of its golden/sack entry, and that span is below W + M: the SACKed ones lie within W of
 //     una and every other one counts in the path's window (at most M), so two live records
 //     never share a slot (insert panics if they would: an internal invariant). A Ref {conn,
@@ -39,7 +39,7 @@
 //     so a Ref to a record acknowledged, moved or forgotten since is stale and ignored.
 //   - The retransmit FIFO (RetxDepth Refs; default every record of the NIC, C·P·R), a moved
 //     FIFO per connection (MovedDepth entries {message, packet index}; default 4·P·R) and the
-//     RNR retry FIFO (RetryDepth entries {due, connection, message, packet index}; default
+//     RNR retry FIFO (RetryDepth entries {due, Ref}; default
 //     C·P·R). A full FIFO drops the request and counts it (RetxOverflows: the record is not
 //     marked queued and a later loss signal or the RTO queues it again; MovedOverflows and
 //     RetryOverflows: the packet is lost to the sender and its message does not complete).
@@ -120,10 +120,15 @@
 //
 // # A NAK (Nak)
 //
-// The record of the NAKed PSN (none: nothing) becomes nakked: its acknowledgement is no longer
-// progress. Receiver-not-ready: a retry of its packet is queued, due RNRDelay µs later; any
-// other code fails the message (MessagesFailed). The receiver's RNR delay is a constant, so
-// retries fall due in FIFO order.
+// Whatever its code, a NAK proves the path alive: window.Heard (the liveness step of an ACK).
+// The record of the NAKed PSN (none: nothing more) is then judged by the code.
+// Receiver-not-ready: unless the record is queued, inNIC or SACKed (a copy is about to leave,
+// or the PSN got through after all), a retry {due RNRDelay µs later, its Ref} is queued and the
+// record becomes queued and waiting, so loss recovery, the tail probe and a timeout's copies
+// leave it alone until the retry is due (should a copy get through meanwhile, its
+// acknowledgement counts as progress as usual). Any other code: the record becomes nakked (its
+// acknowledgement is no longer progress) and the message fails (MessagesFailed). The
+// receiver's RNR delay is a constant, so retries fall due in FIFO order.
 //
 // # Timers, each its own event; at equal times in the order they were armed
 //
@@ -136,7 +141,7 @@
 //     neither queued nor inNIC and left more than that long ago, it is queued and the flag set
 //     — then window.Expire: any event unblocks the connection. Timeout or suspect: the oldest
 //     unacknowledged record is queued, and every unacknowledged record not yet copied (nor
-//     nakked) is copied to the moved FIFO once (the connection joins the work list). Failed:
+//     nakked nor waiting) is copied to the moved FIFO once (the connection joins the work list). Failed:
 //     every unacknowledged record not copied is moved, then the path's records are forgotten.
 //     Probe: every unacknowledged record is moved, the records forgotten, the path's
 //     golden/sack entry restarts at its window NextPSN and its next packet carries PathInit.
@@ -146,8 +151,10 @@
 //     retransmit FIFO is not empty, else stops it.
 //   - Pacing wake-ups (TakeWakes, Woke): each wake-up the work list asked for; when it comes
 //     the pending one clears if it is that one, and the host calls Next again.
-//   - RNR retries (Retry): the oldest retry, when due, goes to its connection's moved FIFO and
-//     the connection joins the work list.
+//   - RNR retries (Retry): the oldest retry, when due, resolves its Ref; a record still
+//     waiting stops waiting and its Ref goes to the retransmit FIFO, so the packet is resent
+//     on its path with its PSN (a full FIFO: RetxOverflows and queued clears); a record
+//     acknowledged, moved or forgotten since is left alone.
 //
 // "Moving" a record frees it and appends {message, packet index} to the moved FIFO (the
 // connection joins the work list): it is resent as a new packet on the path SendDecision picks.

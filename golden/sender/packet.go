@@ -9,7 +9,7 @@ type Kind uint8
 const (
 	KindNew   Kind = iota // a packet's first copy
 	KindRetx              // a retransmission on the path that lost it, with its PSN
-	KindMoved             // a copy sent as a new packet on another path (moved, RTO copy, RNR retry)
+	KindMoved             // a copy sent as a new packet on another path (moved, RTO copy)
 )
 
 func (k Kind) String() string { return [...]string{"new", "retx", "moved"}[k] }

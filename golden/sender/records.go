@@ -4,19 +4,20 @@ package sender
 // it carries, and its PSN on the path. It lives at slot PSN mod RecordDepth of its
 // (connection, path) table.
 type record struct {
-	valid  bool
-	gen    uint16 // counts the slot's allocations: a Ref to an earlier one is stale
-	psn    uint32
-	msg    msgRef
-	idx    uint32 // packet index in the message
-	sacked bool
-	init   bool   // carries FlagPathInit
-	retx   bool   // has been retransmitted
-	queued bool   // waiting in the retransmit FIFO
-	inNIC  bool   // a copy waits in a port queue (not on the wire yet)
-	copied bool   // a copy went to other paths after a timeout of this one
-	nakked bool   // refused by the receiver (NAK): its acknowledgement is not progress
-	sentAt uint32 // when its latest copy left the NIC (ns mod 2^32)
+	valid   bool
+	gen     uint16 // counts the slot's allocations: a Ref to an earlier one is stale
+	psn     uint32
+	msg     msgRef
+	idx     uint32 // packet index in the message
+	sacked  bool
+	init    bool   // carries FlagPathInit
+	retx    bool   // has been retransmitted
+	queued  bool   // waiting in the retransmit FIFO
+	inNIC   bool   // a copy waits in a port queue (not on the wire yet)
+	copied  bool   // a copy went to other paths after a timeout of this one
+	nakked  bool   // refused by the receiver (NAK): its acknowledgement is not progress
+	waiting bool   // refused receiver-not-ready: queued, its RNR retry not yet due
+	sentAt  uint32 // when its latest copy left the NIC (ns mod 2^32)
 }
 
 // Ref names a packet record: what the retransmit FIFO holds and what Left is told. It is stale

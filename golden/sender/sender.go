@@ -13,11 +13,11 @@ type movedPkt struct {
 	idx uint32
 }
 
-// retry is an entry of the RNR retry FIFO: a refused packet to move once due.
+// retry is an entry of the RNR retry FIFO: a refused packet's record, to resend on its path
+// with its PSN once due.
 type retry struct {
-	due  uint64
-	conn int
-	pkt  movedPkt
+	due uint64
+	ref Ref
 }
 
 // conn is one connection's send state.

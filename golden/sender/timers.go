@@ -84,16 +84,24 @@ func (s *Sender) Rearm() (uint64, bool) {
 	return 0, false
 }
 
-// Retry moves the oldest RNR retry to its connection's moved FIFO when it is due at now (one
-// per call: each refusal's retry is its own timer).
+// Retry queues the oldest RNR retry's record for retransmission on its path when the retry is
+// due at now (one per call: each refusal's retry is its own timer). A record forgotten or
+// reallocated since (its path failed or was probed) is not resent; a full retransmit FIFO
+// drops the request and the record's queued flag clears, as queueRetx does.
 func (s *Sender) Retry(now uint64) {
 	if s.retries.Len() == 0 || s.retries.Front().due > now {
 		return
 	}
-	r := s.retries.Pop()
-	cn := &s.conns[r.conn]
-	s.pushMoved(cn, r.pkt)
-	s.addWork(cn)
+	rt := s.retries.Pop()
+	r := s.resolve(rt.ref)
+	if r == nil || !r.waiting {
+		return
+	}
+	r.waiting = false
+	if !s.retx.Push(rt.ref) {
+		s.Counters.RetxOverflows++
+		r.queued = false
+	}
 }
 
 // NextTimer is the earliest pending timer: the scan, the oldest RNR retry or the pacing
@@ -147,7 +155,7 @@ func (s *Sender) tailProbe(cn *conn, path int, ns uint32) {
 // SendDecision picks (once per packet); the path keeps its packets.
 func (s *Sender) copyOff(cn *conn, path int) {
 	for _, r := range s.unacked(cn, path) {
-		if r.copied || r.nakked {
+		if r.copied || r.nakked || r.waiting {
 			continue
 		}
 		r.copied = true

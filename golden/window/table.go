@@ -202,17 +202,34 @@ func (t *Table) AckUpdate(conn, path int, a Ack, now uint32) AckResult {
 		c.RateCap = p.rateCap(a.RateHint, c.CapRTT())
 	}
 	// 6. Liveness.
+	r.Reactivated = e.heard(now)
+	return r
+}
+
+// Heard applies a NAK of (conn, path) at time now (package doc, "NAK"): the path carried a
+// packet to the receiver and its answer back, so only the liveness step of an ACK applies.
+func (t *Table) Heard(conn, path int, now uint32) AckResult {
+	e := &t.paths[t.p.index(conn, path)]
+	if e.State == Failed {
+		return AckResult{Ignored: true}
+	}
+	return AckResult{Reactivated: e.heard(now)}
+}
+
+// heard is the liveness step of an ACK or a NAK: Timeouts clear, a Suspect path becomes Active
+// (reported), and the timer restarts if packets are in flight, else it is disarmed.
+func (e *PathEntry) heard(now uint32) bool {
 	e.Timeouts = 0
-	if e.State == Suspect {
+	reactivated := e.State == Suspect
+	if reactivated {
 		e.State = Active
-		r.Reactivated = true
 	}
 	if e.Inflight > 0 {
 		e.Deadline, e.Armed = now+e.RTO, true
 	} else {
 		e.Armed = false
 	}
-	return r
+	return reactivated
 }
 
 // additive is one additive-increase step: one increase of step per window's worth of acked

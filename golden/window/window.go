@@ -95,6 +95,14 @@
 //  6. Liveness. Timeouts = 0; a Suspect path becomes Active. The timer restarts
 //     (Deadline = now + RTO) if the path still has packets in flight, else it is disarmed.
 //
+// # NAK
+//
+// Heard(conn, path, now) is a receiver's NAK on the path: it says nothing of congestion, progress
+// or rate (a NAK carries no ECN echo, count or hint) but proves the path delivers, so only
+// step 6 applies (a Failed path ignores it). Without it, a receiver that refuses packets for
+// longer than an RTO (receiver-not-ready while its application reposts receives) would make its
+// paths time out, go Suspect and fail, and their packets be copied to other paths for nothing.
+//
 // # Send decision and spraying policy
 //
 // SendDecision(conn, now) picks the path of the connection's next new packet:

@@ -434,3 +434,36 @@ func TestEncodingsAndNames(t *testing.T) {
 		[]string{EventNone.String(), EventTimeout.String(), EventSuspect.String(), EventFailed.String(), EventProbe.String(), Event(9).String()})
 	require.Panics(t, func() { New(testParams(t, nil)).Path(4, 0) })
 }
+
+// TestHeardIsLivenessOnly: a NAK clears the timeouts, reactivates a Suspect path and restarts
+// its timer at the backed-off RTO, and changes nothing else; a Failed path ignores it.
+func TestHeardIsLivenessOnly(t *testing.T) {
+	tb := New(testParams(t, onePath))
+	sendN(t, tb, 2, 0)
+	tb.AckUpdate(0, 0, Ack{CumAdvance: 1, ECNEcho: 1, RateHint: 40, TimestampEcho: 0}, 10_000)
+	for range 3 {
+		tb.Expire(0, 0, tb.Path(0, 0).Deadline)
+	}
+	before, beforeConn := tb.Path(0, 0), tb.Conn(0)
+	require.Equal(t, Suspect, before.State)
+	now := before.Deadline - 1
+	r := tb.Heard(0, 0, now)
+	require.Equal(t, AckResult{Reactivated: true}, r)
+	want := before
+	want.State, want.Timeouts, want.Deadline = Active, 0, now+before.RTO
+	require.Empty(t, cmp.Diff(want, tb.Path(0, 0)), "only the liveness fields change")
+	require.Empty(t, cmp.Diff(beforeConn, tb.Conn(0)), "the connection entry is untouched")
+	require.Equal(t, AckResult{}, tb.Heard(0, 0, now+1), "already Active: nothing to report")
+
+	tb.AckUpdate(0, 0, Ack{CumAdvance: 1, TimestampEcho: now}, now+10)
+	require.False(t, tb.Heard(0, 0, now+20).Reactivated)
+	require.False(t, tb.Path(0, 0).Armed, "nothing in flight: the timer is disarmed")
+
+	sendN(t, tb, 1, now)
+	for tb.Path(0, 0).State != Failed {
+		tb.Expire(0, 0, tb.Path(0, 0).Deadline)
+	}
+	failed := tb.Path(0, 0)
+	require.Equal(t, AckResult{Ignored: true}, tb.Heard(0, 0, failed.Deadline-1))
+	require.Empty(t, cmp.Diff(failed, tb.Path(0, 0)))
+}

@@ -200,7 +200,8 @@ func New(c config.Config) (*Unit, error) {
 		{Name: "stream", Width: u.SW}, {Name: "msn", Width: 32}, {Name: "wslot", Width: u.WSW},
 		{Name: "idx", Width: u.IXW}, {Name: "sacked", Width: 1}, {Name: "init", Width: 1},
 		{Name: "retx", Width: 1}, {Name: "queued", Width: 1}, {Name: "innic", Width: 1},
-		{Name: "copied", Width: 1}, {Name: "nakked", Width: 1}, {Name: "sent_at", Width: 32},
+		{Name: "copied", Width: 1}, {Name: "nakked", Width: 1}, {Name: "waiting", Width: 1},
+		{Name: "sent_at", Width: 32},
 	})
 	u.Ent, u.EntW = pack([]Field{
 		{Name: "opcode", Width: wire.OpcodeBits}, {Name: "len", Width: 32}, {Name: "local", Width: 64},

@@ -44,7 +44,7 @@ func (u *Unit) UnitModule() *hdl.Module {
 		// ACK port.
 		in("s_ack_valid", 1, "an ACK-port operation is offered"),
 		out("s_ack_ready", 1, "accepted when valid and ready (priority over sends)"),
-		in("s_ack_op", 1, "0 ACK update, 1 set the path's next PSN (connection setup)"),
+		in("s_ack_op", 2, "0 ACK update, 1 set the next PSN (setup), 2 a NAK: liveness only (3 as 2)"),
 		in("s_ack_conn", u.CW, "connection id"),
 		in("s_ack_path", u.AW, "path id within the connection"),
 		in("s_ack_cum_advance", CountInW, "packets newly acknowledged by the cumulative PSN"),

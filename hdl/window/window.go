@@ -47,6 +47,7 @@ const Top = "window_unit"
 const (
 	AckOpAck    = 0 // a parsed ACK: golden AckUpdate
 	AckOpSetPSN = 1 // connection setup: the path's next PSN is s_ack_psn (golden SetNextPSN)
+	AckOpHeard  = 2 // a NAK: the liveness step of an ACK alone (golden Heard); 3 acts as 2
 )
 
 // Latency is the number of cycles from an input handshake (or a scan) to its output.
