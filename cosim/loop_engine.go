@@ -59,7 +59,7 @@ func (h *loopHarness) replay(c sender.Call) {
 		}
 		r := h.ackRsp[0]
 		h.ackRsp = h.ackRsp[1:]
-		got.Status, got.Done = r.Status, h.rtlDone
+		got.Status, got.Done, got.TimerValid, got.TimerAt = r.Status, h.rtlDone, r.TimerValid, r.TimerAt
 		if c.Op == sender.OpNak && r.Status == hdlsender.StatusOK {
 			got.Time = r.Time
 		}
@@ -79,6 +79,7 @@ func (h *loopHarness) replay(c sender.Call) {
 			return
 		}
 		got.Status, got.Time, got.Pkt = h.cmdRsp.Status, rtlTime(c.Op, h.cmdRsp.Status, h.cmdRsp.Time), h.cmdRsp.Pkt
+		got.TimerValid, got.TimerAt = h.cmdRsp.TimerValid, h.cmdRsp.TimerAt
 		if got.Pkt != nil {
 			// The engine's descriptor waits for its port, as golden's packet waits in its queue.
 			if got.Pkt.Announce {
@@ -119,7 +120,11 @@ func (h *loopHarness) takeEngine(in, out []uint32) {
 		h.rtlWakes = append(h.rtlWakes, ep.wAt.Get(out))
 	}
 	if ep.rValid.Get(out) == 1 {
-		r := &engAnswer{Status: int(ep.rStatus.Get(out)), Time: ep.rTime.Get(out)}
+		// The timer output as the engine answers: golden's NextTimer after the call.
+		r := &engAnswer{Status: int(ep.rStatus.Get(out)), Time: ep.rTime.Get(out), TimerValid: ep.tValid.Get(out) == 1}
+		if r.TimerValid {
+			r.TimerAt = ep.tAt.Get(out)
+		}
 		if int(ep.rOp.Get(out)) == hdlsender.RspAckPort {
 			h.ackRsp = append(h.ackRsp, *r)
 			return

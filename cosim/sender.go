@@ -58,7 +58,8 @@ type engAnswer struct {
 	Pkt    *sndPkt
 	Done   []sender.Done
 	Wakes  []uint64
-	// The block cosim only: the earliest pending timer after the call (golden NextTimer).
+	// The earliest pending timer after the call (golden NextTimer, the engine's m_timer_at
+	// when it answers); none for TakeWakes, which the engine does not answer.
 	TimerValid bool
 	TimerAt    uint64
 }
@@ -100,6 +101,9 @@ func engineAnswer(c sender.Call, planes int) engAnswer {
 	}
 	if c.Err != "" {
 		a.Status, a.Time = hdlsender.StatusError, 0
+	}
+	if c.Op != sender.OpTakeWakes && c.TimerOK {
+		a.TimerValid, a.TimerAt = true, c.Timer
 	}
 	return a.tidy()
 }

@@ -57,6 +57,10 @@ type Call struct {
 	At     uint64 // Nak: the retry's due time; Arm, Rearm: the scan's time
 	Wakes  []uint64
 	Err    string // the call's error (ids out of range), if any
+	// After the call: the earliest pending timer (NextTimer), what tx_engine's m_timer_at shows
+	// once it has answered.
+	Timer   uint64
+	TimerOK bool
 }
 
 // Args is the call with its results cleared: what a replay gives another sender.
@@ -102,6 +106,7 @@ func (c *Call) Apply(s *Sender) {
 	if err != nil {
 		c.Err = err.Error()
 	}
+	c.Timer, c.TimerOK = s.NextTimer()
 }
 
 // Replay gives s the calls of log in order and returns them with s's results (the arguments
