@@ -112,7 +112,11 @@ func (d *driver) step(op, a, b, x uint32) error {
 		if err := checkDecision(before, conn, dec); err != nil {
 			return err
 		}
-	case 3, 4: // ACK with an RTT of up to ~65 µs (or a bogus echo when x's top bit is set)
+	case 3, 4: // ACK with an RTT of up to ~65 µs (or a bogus echo when x's top bit is set), or a NAK
+		if op%8 == 4 && x>>30&1 == 1 {
+			d.tb.Heard(conn, path, d.now)
+			break
+		}
 		rtt := x & 0xFFFF
 		if x>>31 == 1 {
 			rtt = x
