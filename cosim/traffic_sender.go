@@ -57,7 +57,7 @@ var senderScenarios = map[string]senderKnobs{
 		Dead: 0.3, DeadEvery: 3_000_000, Nak: 0.005, RNR: 1, RNRMax: 5, OutReady: 0.2},
 	// Receiver-not-ready NAKs: RNR retries resending the PSN on its path, duplicated NAKs, fatal
 	// NAKs failing messages.
-	"rnr": {MaxPkts: 4, Post: 1, Next: 3, Left: 3, DtMax: 400, Loss: 0.01, AckAll: 0.5, PendingMax: 8, Nak: 0.08, RNR: 0.85, RNRMax: 10,
+	"rnr": {MaxPkts: 4, Post: 1, Next: 3, Left: 3, DtMax: 400, Loss: 0.01, AckAll: 0.5, PendingMax: 8, Nak: 0.08, RNR: 0.85, RNRMax: 150,
 		NakDup: 0.2, OutReady: 0.3},
 }
 

@@ -177,12 +177,12 @@ func (s *Sender) Nak(now uint64, n NakIn) (uint64, bool, error) {
 		return 0, false, err
 	}
 	s.Counters.Naks++
-	s.win.Heard(n.Conn, n.Path, s.ns(now))
 	cn := s.conn(n.Conn)
 	r := cn.recs[n.Path].lookup(s.psns.Wrap(n.PSN))
 	if r == nil {
-		return 0, false, nil
+		return 0, false, nil // stale: its packet was acknowledged, moved or forgotten since
 	}
+	s.win.Heard(n.Conn, n.Path, s.ns(now))
 	if n.Code != wire.NakReceiverNotReady {
 		r.nakked = true
 		s.Counters.MessagesFailed++

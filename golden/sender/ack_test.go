@@ -150,16 +150,66 @@ func TestNak(t *testing.T) {
 	r.s.Retry(r.now)
 	require.Empty(t, r.drain())
 
-	_, ok, err = r.s.Nak(r.now, NakIn{Conn: 0, Path: 0, PSN: 99, Code: wire.NakReceiverNotReady, RNRDelay: 10})
+	deadline := r.s.win.Path(0, 0).Deadline
+	_, ok, err = r.s.Nak(r.now+500, NakIn{Conn: 0, Path: 0, PSN: 99, Code: wire.NakReceiverNotReady, RNRDelay: 10})
 	require.NoError(t, err)
 	require.False(t, ok, "no record: nothing")
+	require.Equal(t, deadline, r.s.win.Path(0, 0).Deadline, "a stale NAK does not count as the path heard")
 	r.post(0, 0, wire.OpSend, testMTU, 3)
 	require.Len(t, r.drain(), 1)
-	_, ok, err = r.s.Nak(r.now, NakIn{Conn: 0, Path: 0, PSN: 3, Code: wire.NakRKeyViolation})
+	_, ok, err = r.s.Nak(r.now+700, NakIn{Conn: 0, Path: 0, PSN: 3, Code: wire.NakRKeyViolation})
 	require.NoError(t, err)
 	require.False(t, ok)
+	require.Equal(t, uint32(r.now+700)+r.s.win.Path(0, 0).RTO, r.s.win.Path(0, 0).Deadline, "a fatal NAK is heard too")
 	require.Equal(t, uint64(1), r.s.Counters.MessagesFailed)
 	require.Empty(t, r.ack(0, 0, 4, nil, 21_000, 0), "the failed message's acknowledgement completes nothing")
 	_, _, err = r.s.Nak(r.now, NakIn{Conn: 2, Path: 0})
 	require.Error(t, err)
+}
+
+// TestRNRWaitingPacketDoesNotHideALoss: the path's oldest packet waits for its RNR retry while
+// the receiver keeps refusing it (its NAKs keep the path's timer from firing); a packet sent
+// after it and lost is found by the tail probe, which looks past the waiting one.
+func TestRNRWaitingPacketDoesNotHideALoss(t *testing.T) {
+	r := newRig(t, 1, nil)
+	r.hello(0)
+	r.post(0, 0, wire.OpSend, 2*testMTU, 1)
+	require.Len(t, r.drain(), 2) // PSN 0 is refused, PSN 1 is lost
+	r.now = 1000
+	_, ok, err := r.s.Nak(r.now, NakIn{Conn: 0, Path: 0, PSN: 0, Code: wire.NakReceiverNotReady, RNRDelay: 500})
+	require.NoError(t, err)
+	require.True(t, ok)
+	at, ok := r.s.Arm(r.now)
+	require.True(t, ok)
+	for r.s.Counters.TailProbes == 0 && at < 400_000 { // the RNR retry is due at 501,000
+		r.now = at
+		r.s.Scan(r.now)
+		at, ok = r.s.Rearm()
+		require.True(t, ok)
+	}
+	require.Equal(t, uint64(1), r.s.Counters.TailProbes, "probed by %d ns", r.now)
+	require.Empty(t, cmp.Diff([]brief{{KindRetx, 0, 1, 0, 1, wire.FlagLast | wire.FlagAckReq | wire.FlagRetx}}, briefs(r.drain())),
+		"the lost packet behind the waiting one is probed")
+}
+
+// TestRetriesOutOfOrder: a peer whose RNR delay shrinks makes a retry fall due before the one
+// ahead of it in the FIFO; it goes with that one, late but not lost.
+func TestRetriesOutOfOrder(t *testing.T) {
+	r := newRig(t, 1, nil)
+	r.hello(0)
+	r.post(0, 0, wire.OpSend, 2*testMTU, 1)
+	require.Len(t, r.drain(), 2)
+	r.now = 1000
+	for _, n := range []NakIn{{PSN: 0, RNRDelay: 20}, {PSN: 1, RNRDelay: 5}} {
+		n.Code = wire.NakReceiverNotReady
+		_, ok, err := r.s.Nak(r.now, n)
+		require.NoError(t, err)
+		require.True(t, ok)
+	}
+	r.s.Retry(6000)
+	require.Empty(t, r.drain(), "the head is not due")
+	r.now = 21_000
+	r.s.Retry(r.now)
+	require.Empty(t, cmp.Diff([]uint32{0, 1}, psnsOf(r.drain())))
+	require.Equal(t, uint64(2), r.s.Counters.RNRRetries)
 }

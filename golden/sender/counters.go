@@ -13,6 +13,7 @@ type Counters struct {
 	PathsProbed, RTORetransmissions      uint64
 	RTOCopies, Moved                     uint64
 	Naks, MessagesFailed                 uint64
+	RNRRetries                           uint64 // RNR retries that queued their packet for retransmission
 	QueueFull                            uint64 // PostWork refusals (a full work-request ring; host backpressure, not reported by Named)
 	RetxOverflows, MovedOverflows        uint64 // requests dropped by a full FIFO
 	RetryOverflows                       uint64
@@ -49,6 +50,7 @@ func (c Counters) Named() map[string]uint64 {
 	add("moved", c.Moved)
 	add("naks_received", c.Naks)
 	add("messages_failed", c.MessagesFailed)
+	add("rnr_retries", c.RNRRetries)
 	add("retx_overflows", c.RetxOverflows)
 	add("moved_overflows", c.MovedOverflows)
 	add("retry_overflows", c.RetryOverflows)

@@ -41,8 +41,9 @@
 //     FIFO per connection (MovedDepth entries {message, packet index}; default 4·P·R) and the
 //     RNR retry FIFO (RetryDepth entries {due, Ref}; default
 //     C·P·R). A full FIFO drops the request and counts it (RetxOverflows: the record is not
-//     marked queued and a later loss signal or the RTO queues it again; MovedOverflows and
-//     RetryOverflows: the packet is lost to the sender and its message does not complete).
+//     marked queued and a later loss signal or the RTO queues it again; RetryOverflows: the
+//     record is not marked waiting, so loss recovery resends it without the delay;
+//     MovedOverflows: the packet is lost to the sender and its message does not complete).
 //     None overflows in golden/transport's experiments (the counters stay 0).
 //   - Per connection: the stream round-robin pointer, per path needInit and probed, inWork,
 //     blocked, nextSend (pacing, ticks), sending (has sent), heard (an ACK came back). Per NIC:
@@ -120,15 +121,15 @@
 //
 // # A NAK (Nak)
 //
-// Whatever its code, a NAK proves the path alive: window.Heard (the liveness step of an ACK).
-// The record of the NAKed PSN (none: nothing more) is then judged by the code.
+// The record of the NAKed PSN (none: the NAK is stale and does nothing). Whatever the code, a
+// NAK of a live record proves the path alive: window.Heard (the liveness step of an ACK).
 // Receiver-not-ready: unless the record is queued, inNIC or SACKed (a copy is about to leave,
 // or the PSN got through after all), a retry {due RNRDelay µs later, its Ref} is queued and the
 // record becomes queued and waiting, so loss recovery, the tail probe and a timeout's copies
 // leave it alone until the retry is due (should a copy get through meanwhile, its
 // acknowledgement counts as progress as usual). Any other code: the record becomes nakked (its
 // acknowledgement is no longer progress) and the message fails (MessagesFailed). The
-// receiver's RNR delay is a constant, so retries fall due in FIFO order.
+// receiver's RNR delay is a constant, so retries fall due in FIFO order (else see Retry).
 //
 // # Timers, each its own event; at equal times in the order they were armed
 //
@@ -137,8 +138,10 @@
 //     each of its paths in order: first the tail probe — unless the path's probe flag is set,
 //     it has no live record, or it is Failed: with an RTT sample the timeout is
 //     max(max(2·SRTT, SRTT + 4·RTTVar) + AckDelayNS, TailProbeMinNS), without one (only a
-//     connection that has not heard) FirstProbeNS; if the oldest unacknowledged record is
-//     neither queued nor inNIC and left more than that long ago, it is queued and the flag set
+//     connection that has not heard) FirstProbeNS; if the oldest unacknowledged record not
+//     waiting for its RNR retry ("oldest" below too: NAKs keep a refusing receiver's path alive,
+//     so a loss behind a waiting packet is found only by looking past it) is neither queued nor
+//     inNIC and left more than that long ago, it is queued and the flag set
 //     — then window.Expire: any event unblocks the connection. Timeout or suspect: the oldest
 //     unacknowledged record is queued, and every unacknowledged record not yet copied (nor
 //     nakked nor waiting) is copied to the moved FIFO once (the connection joins the work list). Failed:
@@ -151,10 +154,11 @@
 //     retransmit FIFO is not empty, else stops it.
 //   - Pacing wake-ups (TakeWakes, Woke): each wake-up the work list asked for; when it comes
 //     the pending one clears if it is that one, and the host calls Next again.
-//   - RNR retries (Retry): the oldest retry, when due, resolves its Ref; a record still
-//     waiting stops waiting and its Ref goes to the retransmit FIFO, so the packet is resent
-//     on its path with its PSN (a full FIFO: RetxOverflows and queued clears); a record
-//     acknowledged, moved or forgotten since is left alone.
+//   - RNR retries (Retry): every retry at the FIFO's head that is due resolves its Ref; a
+//     record still waiting stops waiting (RNRRetries) and its Ref goes to the retransmit FIFO,
+//     so the packet is resent on its path with its PSN (a full FIFO: RetxOverflows and queued
+//     clears); a record acknowledged, moved or forgotten since is left alone. A retry behind
+//     a later one (a peer's RNR delay shrank) goes with it, late but not lost.
 //
 // "Moving" a record frees it and appends {message, packet index} to the moved FIFO (the
 // connection joins the work list): it is resent as a new packet on the path SendDecision picks.

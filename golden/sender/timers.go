@@ -84,23 +84,25 @@ func (s *Sender) Rearm() (uint64, bool) {
 	return 0, false
 }
 
-// Retry queues the oldest RNR retry's record for retransmission on its path when the retry is
-// due at now (one per call: each refusal's retry is its own timer). A record forgotten or
-// reallocated since (its path failed or was probed) is not resent; a full retransmit FIFO
-// drops the request and the record's queued flag clears, as queueRetx does.
+// Retry queues the record of every RNR retry at the head of the FIFO that is due at now for
+// retransmission on its path. A record forgotten or reallocated since (its path failed or was
+// probed, or it was acknowledged) is not resent; a full retransmit FIFO drops the request and
+// the record's queued flag clears, as queueRetx does. Retries fall due in FIFO order when the
+// receivers' RNR delays are constant; should a peer's delay shrink, a retry behind a later one
+// goes with it (late, never lost).
 func (s *Sender) Retry(now uint64) {
-	if s.retries.Len() == 0 || s.retries.Front().due > now {
-		return
-	}
-	rt := s.retries.Pop()
-	r := s.resolve(rt.ref)
-	if r == nil || !r.waiting {
-		return
-	}
-	r.waiting = false
-	if !s.retx.Push(rt.ref) {
-		s.Counters.RetxOverflows++
-		r.queued = false
+	for s.retries.Len() > 0 && s.retries.Front().due <= now {
+		rt := s.retries.Pop()
+		r := s.resolve(rt.ref)
+		if r == nil || !r.waiting {
+			continue
+		}
+		r.waiting = false
+		s.Counters.RNRRetries++
+		if !s.retx.Push(rt.ref) {
+			s.Counters.RetxOverflows++
+			r.queued = false
+		}
 	}
 }
 
@@ -190,12 +192,14 @@ func (s *Sender) hasFailed(c int) bool {
 	return false
 }
 
-// oldest is the path's oldest unacknowledged packet.
+// oldest is the path's oldest unacknowledged packet that is not waiting for its RNR retry
+// (the retry resends that one; a probe or an RTO looks past it, so that a lost packet behind
+// it is not left to wait for the receiver to become ready).
 func (s *Sender) oldest(cn *conn, path int) *record {
 	idx := s.index(cn.idx, path)
 	una, nxt := s.stx.Una(idx), s.stx.Nxt(idx)
 	for p := una; p != nxt; p = s.psns.Add(p, 1) {
-		if r := cn.recs[path].lookup(p); r != nil && !r.sacked {
+		if r := cn.recs[path].lookup(p); r != nil && !r.sacked && !r.waiting {
 			return r
 		}
 	}

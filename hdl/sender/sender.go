@@ -235,6 +235,7 @@ func New(c config.Config) (*Unit, error) {
 		{"queue_full", "PostWork refusals"}, {"retx_overflows", "retransmit FIFO overflows"},
 		{"stale_dropped", "copies of reposted messages dropped"},
 		{"naks", "NAKs taken"}, {"messages_failed", "messages failed by a NAK"},
+		{"rnr_retries", "RNR retries that queued their packet for retransmission"},
 		{"moved_overflows", "moved FIFO overflows"}, {"retry_overflows", "RNR retry FIFO overflows"},
 		{"tail_probes", "tail-loss probes"}, {"timeouts", "retransmit timeouts"}, {"paths_suspect", "paths became suspect"},
 		{"paths_failed", "paths failed"}, {"paths_probed", "failed paths probed"},
@@ -249,7 +250,7 @@ func CounterValues(c goldensender.Counters) []uint64 {
 	return []uint64{c.DataSent, c.MovedSent, c.Retransmissions, c.Blocked[goldenwindow.ReasonConnWindow],
 		c.Blocked[goldenwindow.ReasonRateCap], c.Blocked[goldenwindow.ReasonNoPath], c.Announces, c.Acks,
 		c.AcksOnFailedPath, c.ECNEchoes, c.SackLosses, c.TimeLosses, c.QueueFull, c.RetxOverflows, c.StaleDropped,
-		c.Naks, c.MessagesFailed, c.MovedOverflows, c.RetryOverflows, c.TailProbes, c.Timeouts, c.PathsSuspect,
+		c.Naks, c.MessagesFailed, c.RNRRetries, c.MovedOverflows, c.RetryOverflows, c.TailProbes, c.Timeouts, c.PathsSuspect,
 		c.PathsFailed, c.PathsProbed, c.RTORetransmissions, c.RTOCopies, c.Moved}
 }
 
