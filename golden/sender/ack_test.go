@@ -112,11 +112,7 @@ func TestCompletionOrder(t *testing.T) {
 // (the window's timer restarts); another code fails the message, whose acknowledgement is then
 // not progress.
 func TestNak(t *testing.T) {
-	r := newRig(t, 1, nil)
-	r.hello(0)
-	r.post(0, 0, wire.OpSend, 2*testMTU, 1)
-	require.Len(t, r.drain(), 2)
-	r.now = 1000
+	r := twoPacketsSent(t)
 	due, ok, err := r.s.Nak(r.now, NakIn{Conn: 0, Path: 0, PSN: 1, Code: wire.NakReceiverNotReady, RNRDelay: 10})
 	require.NoError(t, err)
 	require.True(t, ok)
@@ -195,11 +191,7 @@ func TestRNRWaitingPacketDoesNotHideALoss(t *testing.T) {
 // TestRetriesOutOfOrder: a peer whose RNR delay shrinks makes a retry fall due before the one
 // ahead of it in the FIFO; it goes with that one, late but not lost.
 func TestRetriesOutOfOrder(t *testing.T) {
-	r := newRig(t, 1, nil)
-	r.hello(0)
-	r.post(0, 0, wire.OpSend, 2*testMTU, 1)
-	require.Len(t, r.drain(), 2)
-	r.now = 1000
+	r := twoPacketsSent(t)
 	for _, n := range []NakIn{{PSN: 0, RNRDelay: 20}, {PSN: 1, RNRDelay: 5}} {
 		n.Code = wire.NakReceiverNotReady
 		_, ok, err := r.s.Nak(r.now, n)
@@ -212,4 +204,14 @@ func TestRetriesOutOfOrder(t *testing.T) {
 	r.s.Retry(r.now)
 	require.Empty(t, cmp.Diff([]uint32{0, 1}, psnsOf(r.drain())))
 	require.Equal(t, uint64(2), r.s.Counters.RNRRetries)
+}
+
+// twoPacketsSent is a one-path rig that has sent a two-packet SEND (PSNs 0 and 1), at time 1000.
+func twoPacketsSent(t *testing.T) *rig {
+	r := newRig(t, 1, nil)
+	r.hello(0)
+	r.post(0, 0, wire.OpSend, 2*testMTU, 1)
+	require.Len(t, r.drain(), 2)
+	r.now = 1000
+	return r
 }
