@@ -28,6 +28,8 @@ var senderCoverage = map[string][]string{
 	"paced":   {"blocked_rate_cap", "cmd_woke", "ecn_echoes"},
 	"random":  {"queue_full", "completions", "retransmissions"},
 	"rnr":     {"naks", "messages_failed", "cmd_retry", "rnr_retries", "completions"},
+	"overflow": {"retx_overflows", "moved_overflows", "retry_overflows", "rnr_retries", "retransmissions",
+		"moved_sent", "completions"},
 	"failure": {"tail_probes", "timeouts", "paths_suspect", "paths_failed", "paths_probed", "rto_retransmissions",
 		"rto_copies", "moved", "moved_sent", "cmd_scan", "completions"},
 }
@@ -97,6 +99,9 @@ func TestSenderCatchesTemplateFaults(t *testing.T) {
 		{"the tail probe stops at a packet waiting for its RNR retry", "rnr",
 			"if (rd_valid && rd_psn == w_p && !rec_rd[R_SACKED] && !rec_rd[R_WAITING]) begin",
 			"if (rd_valid && rd_psn == w_p && !rec_rd[R_SACKED]) begin", "", false},
+		{"a retry refused by a full retransmit FIFO leaves its packet queued (never resent)", "overflow",
+			"            ct_retx_overflows_n = ct_retx_overflows + 32'd1;\n            rec_wd[R_QUEUED] = 1'b0;",
+			"            ct_retx_overflows_n = ct_retx_overflows + 32'd1;", "", false},
 		{"failed path moves copied packets again", "failure",
 			"if (!rec_rd[R_SACKED] && (sc_ev == EV_PROBE || !rec_rd[R_COPIED])) begin",
 			"if (!rec_rd[R_SACKED]) begin", "", false},

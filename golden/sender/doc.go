@@ -44,7 +44,8 @@
 //     marked queued and a later loss signal or the RTO queues it again; RetryOverflows: the
 //     record is not marked waiting, so loss recovery resends it without the delay;
 //     MovedOverflows: the packet is lost to the sender and its message does not complete).
-//     None overflows in golden/transport's experiments (the counters stay 0).
+//     None overflows in golden/transport's experiments (the counters stay 0); cosim's sender
+//     scenario `overflow` shrinks the FIFOs to reach these paths.
 //   - Per connection: the stream round-robin pointer, per path needInit and probed, inWork,
 //     blocked, nextSend (pacing, ticks), sending (has sent), heard (an ACK came back). Per NIC:
 //     the work list (each connection at most once, in the order they joined, and a position),

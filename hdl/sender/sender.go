@@ -153,14 +153,37 @@ func GoldenParams(c config.Config) (goldensender.Params, error) {
 	return p, nil
 }
 
+// Depths overrides the engine's FIFO depths (0 keeps golden/sender's default, WithDefaultDepths):
+// the retransmit FIFO, each connection's moved FIFO and the RNR retry FIFO. The defaults never
+// overflow in golden/transport's experiments; small ones make the overflow paths reachable in
+// co-simulation (the sender scenario `overflow`).
+type Depths struct{ Retx, Moved, Retry int }
+
 // New derives the description from a validated configuration.
-func New(c config.Config) (*Unit, error) {
+func New(c config.Config) (*Unit, error) { return NewSized(c, Depths{}) }
+
+// NewSized is New with FIFO depths d.
+func NewSized(c config.Config, d Depths) (*Unit, error) {
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("sender: %w", err)
 	}
 	p, err := GoldenParams(c)
 	if err != nil {
 		return nil, err
+	}
+	for _, o := range []struct {
+		dst *int
+		v   int
+	}{{&p.RetxDepth, d.Retx}, {&p.MovedDepth, d.Moved}, {&p.RetryDepth, d.Retry}} {
+		if o.v < 0 {
+			return nil, fmt.Errorf("sender: FIFO depth %d: want 0 (default) or more", o.v)
+		}
+		if o.v > 0 {
+			*o.dst = o.v
+		}
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("sender: %w", err)
 	}
 	win, err := window.NewExplicit(c)
 	if err != nil {
