@@ -121,10 +121,8 @@ func (h *loopHarness) takeEngine(in, out []uint32) {
 	}
 	if ep.rValid.Get(out) == 1 {
 		// The timer output as the engine answers: golden's NextTimer after the call.
-		r := &engAnswer{Status: int(ep.rStatus.Get(out)), Time: ep.rTime.Get(out), TimerValid: ep.tValid.Get(out) == 1}
-		if r.TimerValid {
-			r.TimerAt = ep.tAt.Get(out)
-		}
+		r := &engAnswer{Status: int(ep.rStatus.Get(out)), Time: ep.rTime.Get(out)}
+		r.TimerValid, r.TimerAt = ep.timer(out)
 		if int(ep.rOp.Get(out)) == hdlsender.RspAckPort {
 			h.ackRsp = append(h.ackRsp, *r)
 			return

@@ -214,6 +214,14 @@ func (pt *sndPorts) offer(in []uint32, op, conn int, t uint64, wr sender.WorkReq
 	}
 }
 
+// timer is the engine's timer output (m_timer_valid, m_timer_at; the time 0 when not valid).
+func (pt *sndPorts) timer(o []uint32) (bool, uint64) {
+	if pt.tValid.Get(o) == 0 {
+		return false, 0
+	}
+	return true, pt.tAt.Get(o)
+}
+
 func (pt *sndPorts) pkt(o []uint32) *sndPkt {
 	return &sndPkt{Kind: sender.Kind(pt.dKind.Get(o)), Announce: pt.dAnn.Get(o) == 1, Conn: int(pt.dConn.Get(o)),
 		Path: int(pt.dPath.Get(o)), Stream: int(pt.dStream.Get(o)), Op: uint8(pt.dOpcode.Get(o)), Flags: uint8(pt.dFlags.Get(o)),
@@ -337,10 +345,6 @@ func runSender(ctx context.Context, lib *verilator.Library, u *hdlsender.Unit, k
 			sent++
 		}
 		want.Wakes = gold.TakeWakes()
-		want.TimerAt, want.TimerValid = gold.NextTimer()
-		if !want.TimerValid {
-			want.TimerAt = 0
-		}
 		want = want.tidy()
 		tr.wakes = append(tr.wakes, want.Wakes...)
 		done += len(want.Done)
@@ -412,10 +416,7 @@ func runSender(ctx context.Context, lib *verilator.Library, u *hdlsender.Unit, k
 			}
 		}
 		got.Status = status
-		got.TimerValid = pt.tValid.Get(outb) == 1
-		if got.TimerValid {
-			got.TimerAt = pt.tAt.Get(outb)
-		}
+		got.TimerValid, got.TimerAt = pt.timer(outb)
 		got = got.tidy()
 		if !cmp.Equal(want, got) {
 			return res, mismatch(cmp.Diff(want, got)), nil

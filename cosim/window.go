@@ -367,23 +367,23 @@ func runWindow(ctx context.Context, lib *verilator.Library, u *hdlwindow.Unit, k
 				break
 			}
 			before := tr.tb.Conn(ackOp.conn)
+			heard := ackOp.op == hdlwindow.AckOpHeard
 			var r window.AckResult
-			if ackOp.op == hdlwindow.AckOpHeard {
+			if heard {
 				r = tr.tb.Heard(ackOp.conn, ackOp.path, t)
+				countHeard(res, r)
 			} else {
 				r = tr.tb.AckUpdate(ackOp.conn, ackOp.path, ackOp.ack, t)
+				countAck(res, r, ackOp.ack)
 			}
 			e := tr.tb.Path(ackOp.conn, ackOp.path)
 			ce := tr.tb.Conn(ackOp.conn)
 			ackExp.push(expected[winAckOut]{cycle: cyc, input: ackOp, out: winAckOut{
 				Conn: ackOp.conn, Path: ackOp.path, Res: r, Cwnd: e.Cwnd, SRTT: e.SRTT, RTTVar: e.RTTVar,
 				RTO: e.RTO, ConnCwnd: ce.Cwnd, RateCap: ce.RateCap, MinRTT: ce.MinRTT, MinValid: ce.MinValid}})
-			if ackOp.op == hdlwindow.AckOpHeard {
-				countHeard(res, r)
-				break
+			if !heard {
+				countBaseRTT(res, before, ce, ackOp.ack, e.RTTValid)
 			}
-			countAck(res, r, ackOp.ack)
-			countBaseRTT(res, before, ce, ackOp.ack, e.RTTValid)
 		case sendFire:
 			sendOffered = false
 			res.Packets++

@@ -155,7 +155,13 @@ func (s *Sender) queueRetx(c, path int, r *record) {
 	if r.queued || r.inNIC || r.sacked {
 		return
 	}
-	if !s.retx.Push(s.refOf(c, path, r)) {
+	s.pushRetx(s.refOf(c, path, r), r)
+}
+
+// pushRetx puts ref (r's) in the retransmit FIFO and marks r queued; a full FIFO drops the
+// request, counted, and r stays unqueued.
+func (s *Sender) pushRetx(ref Ref, r *record) {
+	if !s.retx.Push(ref) {
 		s.Counters.RetxOverflows++
 		return
 	}

@@ -97,12 +97,9 @@ func (s *Sender) Retry(now uint64) {
 		if r == nil || !r.waiting {
 			continue
 		}
-		r.waiting = false
+		r.waiting, r.queued = false, false
 		s.Counters.RNRRetries++
-		if !s.retx.Push(rt.ref) {
-			s.Counters.RetxOverflows++
-			r.queued = false
-		}
+		s.pushRetx(rt.ref, r)
 	}
 }
 

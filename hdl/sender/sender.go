@@ -172,11 +172,12 @@ func NewSized(c config.Config, d Depths) (*Unit, error) {
 		return nil, err
 	}
 	for _, o := range []struct {
-		dst *int
-		v   int
-	}{{&p.RetxDepth, d.Retx}, {&p.MovedDepth, d.Moved}, {&p.RetryDepth, d.Retry}} {
+		name string
+		dst  *int
+		v    int
+	}{{"retransmit", &p.RetxDepth, d.Retx}, {"moved", &p.MovedDepth, d.Moved}, {"RNR retry", &p.RetryDepth, d.Retry}} {
 		if o.v < 0 {
-			return nil, fmt.Errorf("sender: FIFO depth %d: want 0 (default) or more", o.v)
+			return nil, fmt.Errorf("sender: %s FIFO depth %d: want 0 (the default) or more", o.name, o.v)
 		}
 		if o.v > 0 {
 			*o.dst = o.v
