@@ -38,7 +38,7 @@ func Source(name string, n int, doc string) (gen.Source, error) {
 		Ports: []hdl.Port{
 			{Name: "vec", Dir: hdl.Input, Width: n, Doc: "vector to search"},
 			{Name: "any", Dir: hdl.Output, Width: 1, Doc: "some bit of vec is set"},
-			{Name: "idx", Dir: hdl.Output, Width: l, Doc: "index of the lowest set bit (0 when none)"},
+			{Name: "idx", Dir: hdl.Output, Width: l, Doc: "index of the lowest set bit (all ones when none)"},
 		},
 	}
 	return gen.Source{Module: m, Template: Template, Data: Tree{N: n, L: l}}, nil
