@@ -112,7 +112,8 @@ func (f *fifo[T]) pop() T {
 func (f *fifo[T]) clear() { f.items, f.head = f.items[:0], 0 }
 
 // BuildModel writes a rendered design to a temporary directory and builds (or reuses from the
-// cache) the Verilated model of its top module.
+// cache) the Verilated model of its top module. A mutated design (opt.Mutate, a fault-injection
+// test) is built Quick: it is built once and runs until its first mismatch.
 func BuildModel(ctx context.Context, opt Options, d *gen.Design, top *hdl.Module, trace bool) (*verilator.Library, error) {
 	dir, err := os.MkdirTemp("", "mrgen-cosim-")
 	if err != nil {
@@ -126,7 +127,8 @@ func BuildModel(ctx context.Context, opt Options, d *gen.Design, top *hdl.Module
 	if log == nil {
 		log = io.Discard
 	}
-	lib, err := verilator.Compile(ctx, verilator.Build{Module: top, Files: d.RTLFiles(dir), Trace: trace, CacheDir: opt.CacheDir}, log)
+	lib, err := verilator.Compile(ctx, verilator.Build{Module: top, Files: d.RTLFiles(dir), Trace: trace,
+		Quick: opt.Mutate != nil, CacheDir: opt.CacheDir}, log)
 	if err != nil {
 		return nil, fmt.Errorf("cosim: build %s model: %w", top.Name, err)
 	}

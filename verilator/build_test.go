@@ -127,6 +127,7 @@ func TestCompileCache(t *testing.T) {
 	variants := map[string]Build{
 		"content": {Module: acountModule(), Files: []string{changed}, CacheDir: testCache},
 		"trace":   {Module: acountModule(), Files: []string{src}, Trace: true, CacheDir: testCache},
+		"quick":   {Module: acountModule(), Files: []string{src}, Quick: true, CacheDir: testCache},
 		"width":   {Module: widerQ, Files: []string{src}, CacheDir: testCache},
 		"name":    {Module: renamed, Files: []string{src}, CacheDir: testCache},
 	}
@@ -139,6 +140,47 @@ func TestCompileCache(t *testing.T) {
 		seen[k] = what
 	}
 	require.Equal(t, key, Build{Module: acountModule(), Files: []string{src}, CacheDir: t.TempDir()}.Key(), "the cache directory is not part of the key")
+}
+
+// TestQuickBuild: a Quick build compiles the C++ at -O0 (and says so in its build log), is
+// cached apart from the optimised one and simulates the same cycles.
+func TestQuickBuild(t *testing.T) {
+	tooltest.Require(t, "verilator", "g++", "make")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	src := uniqueRTL(t, t.TempDir(), "acount.v")
+	libs := map[bool]*Library{}
+	for _, quick := range []bool{false, true} {
+		lib, err := Compile(ctx, Build{Module: acountModule(), Files: []string{src}, Quick: quick, CacheDir: testCache}, nil)
+		require.NoError(t, err)
+		log, err := os.ReadFile(filepath.Join(lib.Dir, "build.log"))
+		require.NoError(t, err)
+		want, not := "OPT_FAST=-O3", "OPT_FAST=-O0"
+		if quick {
+			want, not = not, want
+		}
+		require.Contains(t, string(log), want)
+		require.NotContains(t, string(log), not)
+		libs[quick] = lib
+	}
+	require.NotEqual(t, libs[false].Key, libs[true].Key)
+
+	outs := map[bool][]uint32{}
+	for quick, lib := range libs {
+		m := newModel(t, lib)
+		lay := lib.Layout()
+		const cycles = 40
+		in := make([]uint32, cycles*lay.InWords())
+		for c := range cycles {
+			rec := in[c*lay.InWords() : (c+1)*lay.InWords()]
+			require.NoError(t, lay.Set(rec, "rst_n", uint64(min(c, 1))))
+			require.NoError(t, lay.Set(rec, "en", uint64(c%3&1)))
+		}
+		outs[quick] = make([]uint32, cycles*lay.OutWords())
+		require.NoError(t, m.StepN(in, outs[quick], cycles))
+	}
+	require.Empty(t, cmp.Diff(outs[false], outs[true]), "the quick model simulates differently")
+	require.NotEqual(t, make([]uint32, len(outs[true])), outs[true], "the counter never moved: the comparison proves nothing")
 }
 
 // TestCompileInvalid covers descriptions rejected before any tool runs.

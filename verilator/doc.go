@@ -82,8 +82,9 @@
 // -Wno-fatal -CFLAGS -fPIC, plus --trace), checks the ports Verilator generated against the
 // description (name, direction and width, in both directions: a description that disagrees
 // with its RTL fails the build), generates the harness, compiles model, harness and Verilator
-// runtime with the model's own makefile and OPT_FAST=-O3 OPT_SLOW=-O1 OPT_GLOBAL=-O2, and links
-// with g++ -shared. The result lives in CacheDir/<Build.Key>/, next to build.log, the harness
+// runtime with the model's own makefile and OPT_FAST=-O3 OPT_SLOW=-O1 OPT_GLOBAL=-O2 (all -O0
+// for a Build.Quick, which builds faster and runs slower: cosim uses it for mutated RTL), and
+// links with g++ -shared. The result lives in CacheDir/<Build.Key>/, next to build.log, the harness
 // source and the Verilated header. The Verilator runtime objects, which depend only on tools and
 // flags, are cached once in CacheDir/runtime-<hash>/ and shared by every model. The tools run
 // with a scrubbed environment (PATH, HOME, TMPDIR, locale, VERILATOR_ROOT), so a parent make's
