@@ -125,7 +125,7 @@ func (n *NIC) Module() *hdl.Module {
 		Doc: "MetaRoCE NIC: the receive pipeline (nic_rx), the send engine (tx_engine) fed with nic_rx's ACKs " +
 			"and NAKs, and the transmit data path (nic_tx), with one control plane and one egress, control frames " +
 			"first at frame boundaries.",
-		Clock: "clk",
+		Clock: "clk", Reset: n.Reset.Port,
 		Ports: ports,
 	}
 }
@@ -191,8 +191,8 @@ func (n *NIC) egressModule() *hdl.Module {
 		Name:   EgressTop,
 		Source: "pipeline/nic.go",
 		Doc:    "Egress merge: frames of stream a (control) before stream b (data) at every frame boundary; a frame is never interleaved.",
-		Clock:  "clk",
-		Ports:  ports,
+		Clock:  "clk", Reset: n.Reset.Port,
+		Ports: ports,
 	}
 }
 
