@@ -41,6 +41,18 @@ func ramTableModule() *hdl.Module {
 	}
 }
 
+// ramDeepModule is ram_table's port list with 13-bit addresses (testdata/ram_deep.v).
+func ramDeepModule() *hdl.Module {
+	m := ramTableModule()
+	m.Name, m.Source = "ram_deep", "fpga/testdata/ram_deep.v"
+	for i, p := range m.Ports {
+		if p.Name == "wr_addr" || p.Name == "rd_addr" {
+			m.Ports[i].Width = 13
+		}
+	}
+	return m
+}
+
 func pulseAsyncModule() *hdl.Module {
 	return &hdl.Module{
 		Name: "pulse_async", Source: "fpga/testdata/pulse_async.v", Clock: "clk", Reset: "rst_n",

@@ -16,6 +16,21 @@ type Resources struct {
 	RAMs int `json:"rams"`
 }
 
+// Beyond lists the resources of r that exceed capacity, as "36846 LUTs (7680)", joined by
+// ", "; "" when r is within capacity in every resource.
+func (r Resources) Beyond(capacity Resources) string {
+	var over []string
+	for _, x := range []struct {
+		name      string
+		need, has int
+	}{{"LUTs", r.LUTs, capacity.LUTs}, {"FFs", r.FFs, capacity.FFs}, {"RAMs", r.RAMs, capacity.RAMs}} {
+		if x.need > x.has {
+			over = append(over, fmt.Sprintf("%d %s (%d)", x.need, x.name, x.has))
+		}
+	}
+	return strings.Join(over, ", ")
+}
+
 // Utilization is one resource line of a nextpnr report.
 type Utilization struct {
 	Used      int `json:"used"`

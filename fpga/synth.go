@@ -68,8 +68,12 @@ type Result struct {
 	Utilization     map[string]Utilization `json:"utilization,omitempty"`
 	Seed            int                    `json:"seed,omitempty"`
 	Note            string                 `json:"note,omitempty"`
-	SynthSeconds    float64                `json:"synth_seconds"`
-	PnRSeconds      float64                `json:"pnr_seconds,omitempty"`
+	// OverCapacity names the resources the synthesized design (block and wrapper) needs beyond
+	// the device's, with the device's amount in parentheses ("36846 LUTs (7680), 216 RAMs
+	// (32)"); place-and-route is then not attempted, since it can only fail.
+	OverCapacity string  `json:"over_capacity,omitempty"`
+	SynthSeconds float64 `json:"synth_seconds"`
+	PnRSeconds   float64 `json:"pnr_seconds,omitempty"`
 	// LogPaths names every file the run wrote: wrapper, pcf, sdc, yosys_script, yosys_log,
 	// netlist, nextpnr_log, nextpnr_report.
 	LogPaths map[string]string `json:"logs"`
@@ -196,7 +200,16 @@ func Synth(ctx context.Context, req SynthRequest, log io.Writer) (*Result, error
 		return nil, err
 	}
 	res.WrapperOverhead = board.Count(own)
+	whole := Resources{LUTs: r.LUTs + res.WrapperOverhead.LUTs, FFs: r.FFs + res.WrapperOverhead.FFs,
+		RAMs: r.RAMs + res.WrapperOverhead.RAMs}
+	res.OverCapacity = whole.Beyond(board.Capacity)
 	if !board.PlaceAndRoute() {
+		return res, nil
+	}
+	if res.OverCapacity != "" {
+		delete(paths, "nextpnr_log")
+		delete(paths, "nextpnr_report")
+		res.Seed = 0
 		return res, nil
 	}
 

@@ -120,6 +120,52 @@ func TestSynth(t *testing.T) {
 	}
 }
 
+// TestSynthOverCapacity: a design that needs more than the device has is reported with its
+// counts and what exceeds the device, and place-and-route, which could only fail, is not run.
+func TestSynthOverCapacity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("synthesis takes seconds; skipped with -short")
+	}
+	tooltest.Require(t, "yosys", "nextpnr-ice40")
+	m := ramDeepModule()
+	res, err := Synth(context.Background(), SynthRequest{Board: "ice40-up5k", Module: m,
+		Files: []string{filepath.Join("testdata", "ram_deep.v")}, TargetMHz: 48,
+		WorkDir: filepath.Join(t.TempDir(), "work"), Seed: 3}, nil)
+	require.NoError(t, err)
+	require.Equal(t, 32, res.RAMs, "8192 x 16 bits is 32 4-kbit RAMs")
+	require.Equal(t, "32 RAMs (30)", res.OverCapacity)
+	require.Zero(t, res.FmaxMHz)
+	require.Nil(t, res.TimingMet)
+	require.Zero(t, res.Seed)
+	require.NotContains(t, res.LogPaths, "nextpnr_log")
+	require.NotContains(t, res.LogPaths, "nextpnr_report")
+	require.NoFileExists(t, filepath.Join(filepath.Dir(res.LogPaths["netlist"]), "nextpnr.log"))
+
+	// The same design fits an HX8K's 32 RAMs: no capacity note, placed and routed.
+	fits, err := Synth(context.Background(), SynthRequest{Board: "ice40-hx8k", Module: m,
+		Files: []string{filepath.Join("testdata", "ram_deep.v")}, TargetMHz: 48,
+		WorkDir: filepath.Join(t.TempDir(), "work")}, nil)
+	require.NoError(t, err)
+	require.Empty(t, fits.OverCapacity)
+	require.Positive(t, fits.FmaxMHz)
+}
+
+func TestResourcesBeyond(t *testing.T) {
+	capacity := Resources{LUTs: 100, FFs: 100, RAMs: 4}
+	for _, tc := range []struct {
+		need Resources
+		want string
+	}{
+		{Resources{}, ""},
+		{Resources{LUTs: 100, FFs: 100, RAMs: 4}, ""},
+		{Resources{LUTs: 101, FFs: 10, RAMs: 1}, "101 LUTs (100)"},
+		{Resources{LUTs: 1, FFs: 1, RAMs: 5}, "5 RAMs (4)"},
+		{Resources{LUTs: 400, FFs: 200, RAMs: 9}, "400 LUTs (100), 200 FFs (100), 9 RAMs (4)"},
+	} {
+		require.Equal(t, tc.want, tc.need.Beyond(capacity), "%+v", tc.need)
+	}
+}
+
 // TestResultJSON checks the keys of DESIGN.md's `mrgen synth --json` contract.
 func TestResultJSON(t *testing.T) {
 	met := true

@@ -112,7 +112,11 @@ func newSynthCmd(g *globals) *cobra.Command {
 				rows = append(rows, rep.Top)
 			}
 			for _, r := range rows {
-				fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%.1f\t%d\t%s\n", r.Top, r.LUTs, r.FFs, r.RAMs, r.FmaxMHz, r.TargetMHz, r.CriticalPath)
+				path := r.CriticalPath
+				if r.OverCapacity != "" {
+					path = "does not fit the device: needs " + r.OverCapacity
+				}
+				fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%.1f\t%d\t%s\n", r.Top, r.LUTs, r.FFs, r.RAMs, r.FmaxMHz, r.TargetMHz, path)
 			}
 			if rep.TopError != "" {
 				fmt.Fprintf(w, "%s\t-\t-\t-\t-\t-\t%s\n", top.Name, oneLine(rep.TopError))
