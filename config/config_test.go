@@ -147,14 +147,16 @@ func TestHashStable(t *testing.T) {
 	require.Len(t, a.ShortHash(), 12)
 }
 
-// TestShippedConfigsAreValid loads every configuration under configs/.
+// TestShippedConfigsAreValid loads every configuration under configs/ (matrix/ and synth/ too).
 func TestShippedConfigsAreValid(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "configs", "*.yaml"))
 	require.NoError(t, err)
-	more, err := filepath.Glob(filepath.Join("..", "configs", "matrix", "*.yaml"))
-	require.NoError(t, err)
-	files = append(files, more...)
-	require.GreaterOrEqual(t, len(files), 5)
+	for _, dir := range []string{"matrix", "synth"} {
+		more, err := filepath.Glob(filepath.Join("..", "configs", dir, "*.yaml"))
+		require.NoError(t, err)
+		files = append(files, more...)
+	}
+	require.GreaterOrEqual(t, len(files), 6)
 	names := map[string]string{}
 	for _, f := range files {
 		c, err := Load(f)
