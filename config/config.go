@@ -65,6 +65,8 @@ type Config struct {
 	// Window holds the sender's per-path and per-connection window, RTT, RTO and path-failure
 	// parameters (golden/window and hdl/window).
 	Window Window `yaml:"window" json:"window"`
+	// Sender sizes the send engine's queues (golden/sender and hdl/sender).
+	Sender Sender `yaml:"sender" json:"sender"`
 	// Seed seeds every deterministic pseudo-random choice (entropy LFSRs, stimulus).
 	Seed uint64 `yaml:"seed" json:"seed"`
 }
@@ -114,6 +116,20 @@ type Pipeline struct {
 	// classification: a shorter recurrence (about +30% Fmax on iCE40 at W=128) for a second
 	// W-bit set vector (about 100-200 more logic cells).
 	SpeculativeSearch bool `yaml:"speculative_search" json:"speculative_search"`
+}
+
+// Sender sizes the send engine's three request FIFOs, in entries; 0 keeps golden/sender's
+// default, which never overflows. A full FIFO drops the request and counts it, and loss
+// recovery takes the packet again (docs/sender.md), so smaller depths trade memory for
+// recovery time, never correctness.
+type Sender struct {
+	// RetxDepth is the retransmit FIFO's depth; 0 means every packet record of the NIC.
+	RetxDepth int `yaml:"retx_depth" json:"retx_depth"`
+	// MovedDepth is each connection's moved FIFO's depth; 0 means four times a connection's
+	// packet records.
+	MovedDepth int `yaml:"moved_depth" json:"moved_depth"`
+	// RNRRetryDepth is the RNR retry FIFO's depth; 0 means every packet record of the NIC.
+	RNRRetryDepth int `yaml:"rnr_retry_depth" json:"rnr_retry_depth"`
 }
 
 // Window holds the sender's congestion-window, RTT-estimation, retransmit-timer and

@@ -166,6 +166,27 @@ func TestShippedConfigsAreValid(t *testing.T) {
 	}
 }
 
+// TestSenderDepths: a FIFO depth is 0 (golden/sender's default) or 2..2^20 entries, and an
+// error names the field, the value and both allowed forms.
+func TestSenderDepths(t *testing.T) {
+	for _, tc := range []struct{ name, yaml, field, value string }{
+		{"retx one", "sender:\n  retx_depth: 1\n", "sender.retx_depth", "1"},
+		{"moved negative", "sender:\n  moved_depth: -4\n", "sender.moved_depth", "-4"},
+		{"retry too deep", "sender:\n  rnr_retry_depth: 1048577\n", "sender.rnr_retry_depth", "1048577"},
+		{"unknown sender field", "sender:\n  retx_dpeth: 8\n", "sender.retx_dpeth", "8"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { requireFieldError(t, tc.yaml, tc.field, tc.value) })
+	}
+	_, err := Parse([]byte("sender:\n  retx_depth: 1\n"))
+	require.ErrorContains(t, err, "0 (the default) or 2..1048576")
+
+	c, err := Parse([]byte("sender:\n  retx_depth: 2\n  moved_depth: 1048576\n  rnr_retry_depth: 100\n"))
+	require.NoError(t, err)
+	require.Equal(t, Sender{RetxDepth: 2, MovedDepth: 1 << 20, RNRRetryDepth: 100}, c.Sender)
+	require.Equal(t, Sender{}, Default().Sender, "the default keeps golden/sender's depths")
+	require.NotEqual(t, Default().Hash(), c.Hash())
+}
+
 func TestWindowFieldErrors(t *testing.T) {
 	tests := []struct {
 		name      string

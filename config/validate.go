@@ -87,6 +87,9 @@ func (c Config) Validate() error {
 		func() error {
 			return inRange("pipeline.tree_register_every", c.Pipeline.TreeRegisterEvery, 0, 10)
 		},
+		func() error { return depth("sender.retx_depth", c.Sender.RetxDepth) },
+		func() error { return depth("sender.moved_depth", c.Sender.MovedDepth) },
+		func() error { return depth("sender.rnr_retry_depth", c.Sender.RNRRetryDepth) },
 		func() error { return inRange("window.init_cwnd", c.Window.InitCwnd, 1, 1024) },
 		func() error { return inRange("window.min_cwnd", c.Window.MinCwnd, 1, 1024) },
 		func() error { return inRange("window.max_cwnd", c.Window.MaxCwnd, 0, 1024) },
@@ -240,6 +243,14 @@ func clog2(n int) int {
 }
 
 func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
+
+// depth checks a FIFO depth: 0 (the default) or 2..2^20 entries.
+func depth(field string, v int) error {
+	if v != 0 && (v < 2 || v > 1<<20) {
+		return &FieldError{field, fmt.Sprint(v), "0 (the default) or 2..1048576"}
+	}
+	return nil
+}
 
 func inRange(field string, v, lo, hi int) error {
 	if v < lo || v > hi {

@@ -506,6 +506,7 @@ func (h *loopHarness) finish(ledger *traffic.Ledger) (*Result, *Mismatch, error)
 			h.mismatch("send engine counters", i, "end of run", fmt.Sprintf("eng_cnt_%s: golden %d, RTL %d", c.Name, gc[i], got))
 			return h.res, h.mm, nil
 		}
+		h.res.Counts["engine_cnt_"+c.Name] = int(gc[i])
 	}
 	if d := h.gold.Memory().Diff(h.rtlMem); d != "" {
 		h.mismatch("host memory", 0, "end of run", d)

@@ -78,20 +78,27 @@ func TestLoopFaultsCombine(t *testing.T) {
 	for _, tc := range []struct {
 		name, config, scenario string
 		faults                 LoopFaults
+		sender                 config.Sender // the send engine's FIFO depths (zero: the defaults)
 	}{
 		{"default: loss with marks and reordering", "default.yaml", "loss",
-			LoopFaults{Loss: f(0.03), Mark: f(0.2), Jitter: &jitter, Duplicate: f(0.02)}},
+			LoopFaults{Loss: f(0.03), Mark: f(0.2), Jitter: &jitter, Duplicate: f(0.02)}, config.Sender{}},
 		// A lost RNR NAK must not lose its packet: the refused PSN stays unacknowledged and
 		// is resent on its path.
 		{"default: rnr with loss", "default.yaml", "rnr",
-			LoopFaults{Loss: f(0.02), Mark: f(0.05), Duplicate: f(0.01)}},
+			LoopFaults{Loss: f(0.02), Mark: f(0.05), Duplicate: f(0.01)}, config.Sender{}},
 		{"two ports: chaos with a plane failing and marks", "matrix/nic-w256-2ports.yaml", "chaos",
-			LoopFaults{Mark: f(0.1), FailPlane: &plane, FailAt: &at, HostReady: f(0.8)}},
+			LoopFaults{Mark: f(0.1), FailPlane: &plane, FailAt: &at, HostReady: f(0.8)}, config.Sender{}},
+		// Two-entry FIFOs in the engine and in golden's host 0: a retransmission finds the
+		// retransmit FIFO full, is dropped and counted, and loss recovery sends it later.
+		{"default with 2-entry FIFOs: rnr with 10% loss", "default.yaml", "rnr",
+			LoopFaults{Loss: f(0.1), Mark: f(0.05), Duplicate: f(0.01)},
+			config.Sender{RetxDepth: 2, MovedDepth: 2, RNRRetryDepth: 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tooltest.Require(t, "verilator", "g++", "make")
 			c, err := config.Load(filepath.Join("..", "configs", tc.config))
 			require.NoError(t, err)
+			c.Sender = tc.sender
 			res, err := RunLoop(context.Background(), Options{Config: c, Scenario: tc.scenario, Seed: 5, Packets: 1000,
 				Stamp: stamp(c), Faults: tc.faults})
 			require.NoError(t, err)
@@ -103,6 +110,9 @@ func TestLoopFaultsCombine(t *testing.T) {
 			if tc.scenario == "rnr" {
 				require.Positive(t, res.Counts["naks"])
 				require.Positive(t, res.Counts["engine_nak"])
+			}
+			if tc.sender.RetxDepth != 0 {
+				require.Positive(t, res.Counts["engine_cnt_retx_overflows"])
 			}
 			if tc.faults.FailPlane != nil {
 				// The failed plane's paths time out and turn suspect; host 0's engine moves the
@@ -146,9 +156,18 @@ func TestLoopUnknownScenario(t *testing.T) {
 // the shadow's on its nanosecond clock, but for the wire connection ids, which nic_tx's peer
 // table supplies.
 func TestEngineParamsAreTheShadows(t *testing.T) {
-	for _, name := range []string{"default.yaml", "matrix/nic-w512-64paths.yaml", "matrix/nic-w256-2ports.yaml"} {
+	for _, tc := range []struct {
+		name   string
+		sender config.Sender
+	}{
+		{"default.yaml", config.Sender{}}, {"matrix/nic-w512-64paths.yaml", config.Sender{}},
+		{"matrix/nic-w256-2ports.yaml", config.Sender{}},
+		{"default.yaml", config.Sender{RetxDepth: 100, MovedDepth: 3, RNRRetryDepth: 64}}, // the sender section
+	} {
+		name := tc.name
 		c, err := config.Load(filepath.Join("..", "configs", name))
 		require.NoError(t, err, name)
+		c.Sender = tc.sender
 		topo := fabric.DefaultTopology()
 		topo.Hosts, topo.HostsPerLeaf, topo.Planes = c.Connections+1, (c.Connections+2)/2, c.Ports
 		net, err := fabric.Build(fabric.NewSim(), topo)

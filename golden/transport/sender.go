@@ -18,7 +18,7 @@ import (
 // they were armed, among the fabric's other events at that time.
 
 // senderParams are the send side's parameters of a NIC: the run's tables and timers on the
-// fabric's picosecond clock.
+// fabric's picosecond clock, the FIFO depths of the configuration's sender section.
 func (nic *NIC) senderParams() sender.Params {
 	nw := nic.nw
 	ids := make([]uint16, len(nic.conns))
@@ -28,7 +28,8 @@ func (nic *NIC) senderParams() sender.Params {
 	return sender.Params{Window: nw.winPrm, Sack: nw.sprm, Placement: nw.plPrm, WireConn: ids,
 		TicksPerNS: uint64(fabric.Nanosecond / nic.tick), ScanTicks: uint64(nw.cfg.TimerScan / nic.tick),
 		AckDelayNS: uint64(nw.cfg.AckDelay.NS()), FirstProbeNS: sender.DefaultFirstProbeNS, TailProbeMinNS: sender.DefaultTailProbeMinNS,
-		Announce: nw.cfg.Announce, WriteOverhead: nic.dataOverhead(wire.OpWrite), SendOverhead: nic.dataOverhead(wire.OpSend)}
+		Announce: nw.cfg.Announce, WriteOverhead: nic.dataOverhead(wire.OpWrite), SendOverhead: nic.dataOverhead(wire.OpSend),
+		RetxDepth: nw.cfg.NIC.Sender.RetxDepth, MovedDepth: nw.cfg.NIC.Sender.MovedDepth, RetryDepth: nw.cfg.NIC.Sender.RNRRetryDepth}
 }
 
 // dataOverhead is the wire bytes of a data frame of op beyond its payload (DataOverhead).

@@ -131,7 +131,7 @@ func pack(fs []Field) ([]Field, int) {
 }
 
 // GoldenParams are golden/sender's parameters for a configuration, as the engine is built:
-// TicksPerNS 1 (the NIC's ns counter), the scan every rate_hint.scan_ns (golden/transport's
+// the FIFO depths of the sender section (0: WithDefaultDepths), TicksPerNS 1 (the NIC's ns counter), the scan every rate_hint.scan_ns (golden/transport's
 // TimerScan), the tail probe's defaults,
 // the frame overheads of golden/transport (frame, FCS, preamble and gap).
 func GoldenParams(c config.Config) (goldensender.Params, error) {
@@ -145,7 +145,8 @@ func GoldenParams(c config.Config) (goldensender.Params, error) {
 		Placement: placement.ParamsFrom(c), WireConn: ids, TicksPerNS: 1, ScanTicks: uint64(c.RateHint.ScanNS),
 		AckDelayNS: uint64(c.AckPolicy.DelayNS), FirstProbeNS: goldensender.DefaultFirstProbeNS,
 		TailProbeMinNS: goldensender.DefaultTailProbeMinNS, Announce: c.RateHint.Announce,
-		WriteOverhead: over(wire.OpWrite), SendOverhead: over(wire.OpSend)}
+		WriteOverhead: over(wire.OpWrite), SendOverhead: over(wire.OpSend),
+		RetxDepth: c.Sender.RetxDepth, MovedDepth: c.Sender.MovedDepth, RetryDepth: c.Sender.RNRRetryDepth}
 	p = p.WithDefaultDepths()
 	if err := p.Validate(); err != nil {
 		return p, fmt.Errorf("sender: %w", err)
@@ -153,10 +154,10 @@ func GoldenParams(c config.Config) (goldensender.Params, error) {
 	return p, nil
 }
 
-// Depths overrides the engine's FIFO depths (0 keeps golden/sender's default, WithDefaultDepths):
-// the retransmit FIFO, each connection's moved FIFO and the RNR retry FIFO. The defaults never
-// overflow in golden/transport's experiments; small ones make the overflow paths reachable in
-// co-simulation (the sender scenario `overflow`).
+// Depths overrides the engine's FIFO depths (0 keeps the configuration's sender section, where 0
+// is golden/sender's default, WithDefaultDepths): the retransmit FIFO, each connection's moved
+// FIFO and the RNR retry FIFO. The defaults never overflow in golden/transport's experiments;
+// small ones make the overflow paths reachable in co-simulation (the sender scenario `overflow`).
 type Depths struct{ Retx, Moved, Retry int }
 
 // New derives the description from a validated configuration.

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mrgen/mrgen/config"
+	"github.com/mrgen/mrgen/gen"
 	"github.com/mrgen/mrgen/hdl/sender"
 	"github.com/mrgen/mrgen/internal/blocktest"
 	"github.com/mrgen/mrgen/pipeline"
@@ -31,6 +32,7 @@ func lintMatrix(t *testing.T) []config.Config {
 		{1, 1, 1, 12, 64, config.ResetAsyncLow},
 		{3, 3, 3, 16, 128, config.ResetSyncHigh},
 	}
+	// The last row also has small FIFOs, of depths that are not powers of two.
 	for _, r := range rows {
 		c := config.Default()
 		c.Name = fmt.Sprintf("c%d-p%d-s%d-psn%d-w%d-%s", r.conns, r.paths, r.streams, r.psn, r.sack, r.reset)
@@ -38,6 +40,9 @@ func lintMatrix(t *testing.T) []config.Config {
 		c.PSNWidth, c.SackWidth, c.ResetStyle = r.psn, r.sack, r.reset
 		out = append(out, c)
 	}
+	last := &out[len(out)-1]
+	last.Sender = config.Sender{RetxDepth: 100, MovedDepth: 3, RNRRetryDepth: 6}
+	last.Name += "-fifos-100-3-6"
 	return out
 }
 
@@ -46,6 +51,38 @@ func TestLintMatrix(t *testing.T) { blocktest.LintMatrix(t, "sender", lintMatrix
 func TestRegenerationIsByteIdentical(t *testing.T) {
 	blocktest.Regenerates(t, "sender", lintMatrix(t)[:2], []string{"filelist.f", "mrgen.core", "manifest.json",
 		"rtl/tx_engine.v", "rtl/tx_window_unit.v", "rtl/sack_tx.v"})
+}
+
+// TestFIFODepths: the configuration's sender section sizes the engine's FIFOs, in golden's
+// parameters and in the RTL's localparams alike; NewSized overrides it; 0 keeps the default.
+func TestFIFODepths(t *testing.T) {
+	c := config.Default()
+	def, err := sender.New(c)
+	require.NoError(t, err)
+	// Every record of the NIC (4 x 8 x 512) for the retransmit and RNR retry FIFOs, four times a
+	// connection's records for each moved FIFO.
+	require.Equal(t, []int{16384, 16384, 16384}, []int{def.P.RetxDepth, def.P.MovedDepth, def.P.RetryDepth})
+
+	c.Sender = config.Sender{RetxDepth: 100, MovedDepth: 3, RNRRetryDepth: 64}
+	u, err := sender.New(c)
+	require.NoError(t, err)
+	require.Equal(t, []int{100, 3, 64}, []int{u.P.RetxDepth, u.P.MovedDepth, u.P.RetryDepth})
+	d, err := u.Design(gen.Stamp{Version: "test", Command: "go test", ConfigName: c.Name, ConfigHash: c.Hash()}, nil)
+	require.NoError(t, err)
+	var rtl string
+	for _, f := range d.Files {
+		if f.Path == "rtl/tx_engine.v" {
+			rtl = string(f.Content)
+		}
+	}
+	require.NotEmpty(t, rtl)
+	for _, want := range []string{"RETX_DEPTH = 8'd100;", "MOVED_DEPTH = 3'd3;", "RETRY_DEPTH = 7'd64;"} {
+		require.Contains(t, rtl, want)
+	}
+
+	sized, err := sender.NewSized(c, sender.Depths{Retx: 2})
+	require.NoError(t, err)
+	require.Equal(t, []int{2, 3, 64}, []int{sized.P.RetxDepth, sized.P.MovedDepth, sized.P.RetryDepth})
 }
 
 func TestDescription(t *testing.T) {
