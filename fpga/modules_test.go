@@ -41,10 +41,10 @@ func ramTableModule() *hdl.Module {
 	}
 }
 
-// ramDeepModule is ram_table's port list with 13-bit addresses (testdata/ram_deep.v).
+// ramDeepModule is ram_table's port list with 13-bit addresses (writeRAMDeep).
 func ramDeepModule() *hdl.Module {
 	m := ramTableModule()
-	m.Name, m.Source = "ram_deep", "fpga/testdata/ram_deep.v"
+	m.Name = "ram_deep"
 	for i, p := range m.Ports {
 		if p.Name == "wr_addr" || p.Name == "rd_addr" {
 			m.Ports[i].Width = 13

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -128,8 +129,9 @@ func TestSynthOverCapacity(t *testing.T) {
 	}
 	tooltest.Require(t, "yosys", "nextpnr-ice40")
 	m := ramDeepModule()
+	deep := writeRAMDeep(t)
 	res, err := Synth(context.Background(), SynthRequest{Board: "ice40-up5k", Module: m,
-		Files: []string{filepath.Join("testdata", "ram_deep.v")}, TargetMHz: 48,
+		Files: []string{deep}, TargetMHz: 48,
 		WorkDir: filepath.Join(t.TempDir(), "work"), Seed: 3}, nil)
 	require.NoError(t, err)
 	require.Equal(t, 32, res.RAMs, "8192 x 16 bits is 32 4-kbit RAMs")
@@ -143,11 +145,30 @@ func TestSynthOverCapacity(t *testing.T) {
 
 	// The same design fits an HX8K's 32 RAMs: no capacity note, placed and routed.
 	fits, err := Synth(context.Background(), SynthRequest{Board: "ice40-hx8k", Module: m,
-		Files: []string{filepath.Join("testdata", "ram_deep.v")}, TargetMHz: 48,
+		Files: []string{deep}, TargetMHz: 48,
 		WorkDir: filepath.Join(t.TempDir(), "work")}, nil)
 	require.NoError(t, err)
 	require.Empty(t, fits.OverCapacity)
 	require.Positive(t, fits.FmaxMHz)
+}
+
+// writeRAMDeep writes ram_deep.v, testdata/ram_table.v made 32 times deeper (8192 x 16 bits,
+// 32 4-kbit block RAMs on iCE40: more than an UP5K's 30), and returns its path.
+func writeRAMDeep(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "ram_table.v"))
+	require.NoError(t, err)
+	text := string(data)
+	for _, r := range []struct{ from, to string }{
+		{"module ram_table", "module ram_deep"}, {"[7:0]  wr_addr", "[12:0] wr_addr"},
+		{"[7:0]  rd_addr", "[12:0] rd_addr"}, {"mem [0:255]", "mem [0:8191]"},
+	} {
+		require.Equal(t, 1, strings.Count(text, r.from), "ram_table.v: %q", r.from)
+		text = strings.Replace(text, r.from, r.to, 1)
+	}
+	path := filepath.Join(t.TempDir(), "ram_deep.v")
+	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+	return path
 }
 
 func TestResourcesBeyond(t *testing.T) {
