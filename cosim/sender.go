@@ -231,11 +231,9 @@ func (pt *sndPorts) pkt(o []uint32) *sndPkt {
 		ID: pt.dID.Get(o), Index: uint32(pt.dIndex.Get(o))}
 }
 
-// BuildSenderModel generates tx_engine for a configuration with FIFO depths d (zero: the
-// defaults) and builds (or reuses) its model.
-func BuildSenderModel(ctx context.Context, opt Options, d hdlsender.Depths, trace bool) (*verilator.Library, *hdlsender.Unit, error) {
-	describe := func(c config.Config) (*hdlsender.Unit, error) { return hdlsender.NewSized(c, d) }
-	return buildUnit(ctx, opt, describe, (*hdlsender.Unit).Module, trace)
+// BuildSenderModel generates tx_engine for opt.Config and builds (or reuses) its model.
+func BuildSenderModel(ctx context.Context, opt Options, trace bool) (*verilator.Library, *hdlsender.Unit, error) {
+	return buildUnit(ctx, opt, hdlsender.New, (*hdlsender.Unit).Module, trace)
 }
 
 // RunSender co-simulates tx_engine against golden/sender. Packets counts commands (posts,
@@ -246,8 +244,15 @@ func RunSender(ctx context.Context, opt Options) (*Result, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown sender scenario %q; scenarios: %s", opt.Scenario, strings.Join(SenderScenarios(), ", "))
 	}
+	if k.Sender != (config.Sender{}) {
+		// The scenario's FIFO depths: golden and the engine are built from one configuration.
+		opt.Config.Sender = k.Sender
+		if opt.Stamp.ConfigHash != "" {
+			opt.Stamp.ConfigHash = opt.Config.Hash()
+		}
+	}
 	return runUnit(opt, func(trace bool) (*verilator.Library, *hdlsender.Unit, error) {
-		return BuildSenderModel(ctx, opt, k.Depths, trace)
+		return BuildSenderModel(ctx, opt, trace)
 	}, func(lib *verilator.Library, u *hdlsender.Unit, traceAt int64) (*Result, *Mismatch, error) {
 		return runSender(ctx, lib, u, k, opt, traceAt)
 	})

@@ -7,37 +7,37 @@ package cosim
 import (
 	"math/rand/v2"
 
+	"github.com/mrgen/mrgen/config"
 	"github.com/mrgen/mrgen/golden/sack"
 	"github.com/mrgen/mrgen/golden/sender"
 	"github.com/mrgen/mrgen/golden/wire"
-	hdlsender "github.com/mrgen/mrgen/hdl/sender"
 )
 
 // senderKnobs shape the stimulus of a tx_engine scenario.
 type senderKnobs struct {
-	Conns, Streams int              // connections and streams used (0: all)
-	MaxPkts        int              // a message has 0..MaxPkts·mtu bytes (0: the maximum)
-	Post           float64          // weight of a post (and its doorbell)
-	Next           float64          // weight of a Next pull
-	Left           float64          // weight of a packet leaving the NIC
-	DtMax          uint64           // ns between commands: uniform in 0..DtMax
-	Loss           float64          // a data packet is lost on the wire
-	AckLoss        float64          // an ACK is lost
-	Jitter         uint64           // extra wire delay, ns, uniform (reorders packets of a path)
-	AckAll         float64          // the receiver ACKs a packet even when its policy does not
-	ECN            float64          // an ACK echoes CE marks
-	Hint           float64          // an ACK carries a rate hint (pacing)
-	HintMax        int              // largest hint, 100 Mb/s units
-	PendingMax     int              // most packets in the NIC before the host stops pulling
-	Nak            float64          // the receiver refuses a data packet (NAK, not processed)
-	RNR            float64          // ... with receiver-not-ready (else a fatal code)
-	RNRMax         int              // largest RNR delay, us
-	NakDup         float64          // a NAK arrives twice (the second copy finds its packet waiting)
-	NoScan         bool             // the host never arms the timer scan
-	Dead           float64          // each path is dead (drops everything) with this probability ...
-	DeadEvery      uint64           // ... redrawn every DeadEvery ns
-	OutReady       float64          // the answer, completion and wake-up outputs are ready in a cycle (0: always)
-	Depths         hdlsender.Depths // FIFO depths of both golden and the engine (zero: the defaults)
+	Conns, Streams int           // connections and streams used (0: all)
+	MaxPkts        int           // a message has 0..MaxPkts·mtu bytes (0: the maximum)
+	Post           float64       // weight of a post (and its doorbell)
+	Next           float64       // weight of a Next pull
+	Left           float64       // weight of a packet leaving the NIC
+	DtMax          uint64        // ns between commands: uniform in 0..DtMax
+	Loss           float64       // a data packet is lost on the wire
+	AckLoss        float64       // an ACK is lost
+	Jitter         uint64        // extra wire delay, ns, uniform (reorders packets of a path)
+	AckAll         float64       // the receiver ACKs a packet even when its policy does not
+	ECN            float64       // an ACK echoes CE marks
+	Hint           float64       // an ACK carries a rate hint (pacing)
+	HintMax        int           // largest hint, 100 Mb/s units
+	PendingMax     int           // most packets in the NIC before the host stops pulling
+	Nak            float64       // the receiver refuses a data packet (NAK, not processed)
+	RNR            float64       // ... with receiver-not-ready (else a fatal code)
+	RNRMax         int           // largest RNR delay, us
+	NakDup         float64       // a NAK arrives twice (the second copy finds its packet waiting)
+	NoScan         bool          // the host never arms the timer scan
+	Dead           float64       // each path is dead (drops everything) with this probability ...
+	DeadEvery      uint64        // ... redrawn every DeadEvery ns
+	OutReady       float64       // the answer, completion and wake-up outputs are ready in a cycle (0: always)
+	Sender         config.Sender // the configuration's FIFO depths for this scenario (zero: the configuration's own)
 }
 
 var senderScenarios = map[string]senderKnobs{
@@ -61,7 +61,7 @@ var senderScenarios = map[string]senderKnobs{
 	// dead paths: every overflow path (a dropped request, counted; loss recovery takes it again).
 	"overflow": {MaxPkts: 4, Post: 1, Next: 1, Left: 3, DtMax: 400, Loss: 0.15, AckLoss: 0.05, AckAll: 0.5, PendingMax: 3,
 		Nak: 0.2, RNR: 0.9, RNRMax: 150, NakDup: 0.1, Dead: 0.2, DeadEvery: 3_000_000, OutReady: 0.5,
-		Depths: hdlsender.Depths{Retx: 2, Moved: 2, Retry: 4}},
+		Sender: config.Sender{RetxDepth: 2, MovedDepth: 2, RNRRetryDepth: 4}},
 	// Receiver-not-ready NAKs: RNR retries resending the PSN on its path, duplicated NAKs, fatal
 	// NAKs failing messages.
 	"rnr": {MaxPkts: 4, Post: 1, Next: 3, Left: 3, DtMax: 400, Loss: 0.01, AckAll: 0.5, PendingMax: 8, Nak: 0.08, RNR: 0.85, RNRMax: 150,

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/mrgen/mrgen/config"
 	"github.com/mrgen/mrgen/golden/placement"
 	"github.com/mrgen/mrgen/golden/sack"
 	"github.com/mrgen/mrgen/golden/window"
@@ -75,6 +76,13 @@ func (p Params) RecordDepth() int {
 
 // MaxPackets is the number of packets of the longest message.
 func (p Params) MaxPackets() int { return int(p.Placement.Packets(p.Placement.MaxMsgLen())) }
+
+// WithQueueDepths takes the FIFO depths of a configuration's sender section (a 0 stays 0, for
+// WithDefaultDepths to fill).
+func (p Params) WithQueueDepths(s config.Sender) Params {
+	p.RetxDepth, p.MovedDepth, p.RetryDepth = s.RetxDepth, s.MovedDepth, s.RNRRetryDepth
+	return p
+}
 
 // WithDefaultDepths fills the queue depths left zero: WorkDepth = WorkDepthPerReceive×Depth,
 // RetxDepth = every packet record of the NIC, MovedDepth = four times a connection's records,

@@ -29,7 +29,7 @@ func (nic *NIC) senderParams() sender.Params {
 		TicksPerNS: uint64(fabric.Nanosecond / nic.tick), ScanTicks: uint64(nw.cfg.TimerScan / nic.tick),
 		AckDelayNS: uint64(nw.cfg.AckDelay.NS()), FirstProbeNS: sender.DefaultFirstProbeNS, TailProbeMinNS: sender.DefaultTailProbeMinNS,
 		Announce: nw.cfg.Announce, WriteOverhead: nic.dataOverhead(wire.OpWrite), SendOverhead: nic.dataOverhead(wire.OpSend),
-		RetxDepth: nw.cfg.NIC.Sender.RetxDepth, MovedDepth: nw.cfg.NIC.Sender.MovedDepth, RetryDepth: nw.cfg.NIC.Sender.RNRRetryDepth}
+	}.WithQueueDepths(nw.cfg.NIC.Sender)
 }
 
 // dataOverhead is the wire bytes of a data frame of op beyond its payload (DataOverhead).

@@ -131,9 +131,9 @@ func pack(fs []Field) ([]Field, int) {
 }
 
 // GoldenParams are golden/sender's parameters for a configuration, as the engine is built:
-// the FIFO depths of the sender section (0: WithDefaultDepths), TicksPerNS 1 (the NIC's ns counter), the scan every rate_hint.scan_ns (golden/transport's
-// TimerScan), the tail probe's defaults,
-// the frame overheads of golden/transport (frame, FCS, preamble and gap).
+// the FIFO depths of the sender section (0: WithDefaultDepths), TicksPerNS 1 (the NIC's ns
+// counter), the scan every rate_hint.scan_ns (golden/transport's TimerScan), the tail probe's
+// defaults, the frame overheads of golden/transport (frame, FCS, preamble and gap).
 func GoldenParams(c config.Config) (goldensender.Params, error) {
 	wp := wire.ParamsFrom(c)
 	over := func(op wire.Opcode) int { return transport.DataOverhead(op, wp) }
@@ -145,47 +145,24 @@ func GoldenParams(c config.Config) (goldensender.Params, error) {
 		Placement: placement.ParamsFrom(c), WireConn: ids, TicksPerNS: 1, ScanTicks: uint64(c.RateHint.ScanNS),
 		AckDelayNS: uint64(c.AckPolicy.DelayNS), FirstProbeNS: goldensender.DefaultFirstProbeNS,
 		TailProbeMinNS: goldensender.DefaultTailProbeMinNS, Announce: c.RateHint.Announce,
-		WriteOverhead: over(wire.OpWrite), SendOverhead: over(wire.OpSend),
-		RetxDepth: c.Sender.RetxDepth, MovedDepth: c.Sender.MovedDepth, RetryDepth: c.Sender.RNRRetryDepth}
-	p = p.WithDefaultDepths()
+		WriteOverhead: over(wire.OpWrite), SendOverhead: over(wire.OpSend)}
+	p = p.WithQueueDepths(c.Sender).WithDefaultDepths()
 	if err := p.Validate(); err != nil {
 		return p, fmt.Errorf("sender: %w", err)
 	}
 	return p, nil
 }
 
-// Depths overrides the engine's FIFO depths (0 keeps the configuration's sender section, where 0
-// is golden/sender's default, WithDefaultDepths): the retransmit FIFO, each connection's moved
-// FIFO and the RNR retry FIFO. The defaults never overflow in golden/transport's experiments;
-// small ones make the overflow paths reachable in co-simulation (the sender scenario `overflow`).
-type Depths struct{ Retx, Moved, Retry int }
-
-// New derives the description from a validated configuration.
-func New(c config.Config) (*Unit, error) { return NewSized(c, Depths{}) }
-
-// NewSized is New with FIFO depths d.
-func NewSized(c config.Config, d Depths) (*Unit, error) {
+// New derives the description from a validated configuration; its sender section sizes the
+// FIFOs (small ones make the overflow paths reachable in co-simulation: the sender scenario
+// `overflow`).
+func New(c config.Config) (*Unit, error) {
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("sender: %w", err)
 	}
 	p, err := GoldenParams(c)
 	if err != nil {
 		return nil, err
-	}
-	for _, o := range []struct {
-		name string
-		dst  *int
-		v    int
-	}{{"retransmit", &p.RetxDepth, d.Retx}, {"moved", &p.MovedDepth, d.Moved}, {"RNR retry", &p.RetryDepth, d.Retry}} {
-		if o.v < 0 {
-			return nil, fmt.Errorf("sender: %s FIFO depth %d: want 0 (the default) or more", o.name, o.v)
-		}
-		if o.v > 0 {
-			*o.dst = o.v
-		}
-	}
-	if err := p.Validate(); err != nil {
-		return nil, fmt.Errorf("sender: %w", err)
 	}
 	win, err := window.NewExplicit(c)
 	if err != nil {

@@ -54,7 +54,7 @@ func TestRegenerationIsByteIdentical(t *testing.T) {
 }
 
 // TestFIFODepths: the configuration's sender section sizes the engine's FIFOs, in golden's
-// parameters and in the RTL's localparams alike; NewSized overrides it; 0 keeps the default.
+// parameters and in the RTL's localparams alike; 0 keeps a field's default.
 func TestFIFODepths(t *testing.T) {
 	c := config.Default()
 	def, err := sender.New(c)
@@ -80,9 +80,11 @@ func TestFIFODepths(t *testing.T) {
 		require.Contains(t, rtl, want)
 	}
 
-	sized, err := sender.NewSized(c, sender.Depths{Retx: 2})
+	// A field left 0 keeps its default.
+	c.Sender = config.Sender{RetxDepth: 2}
+	one, err := sender.New(c)
 	require.NoError(t, err)
-	require.Equal(t, []int{2, 3, 64}, []int{sized.P.RetxDepth, sized.P.MovedDepth, sized.P.RetryDepth})
+	require.Equal(t, []int{2, 16384, 16384}, []int{one.P.RetxDepth, one.P.MovedDepth, one.P.RetryDepth})
 }
 
 func TestDescription(t *testing.T) {
