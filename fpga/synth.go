@@ -79,6 +79,15 @@ type Result struct {
 	LogPaths map[string]string `json:"logs"`
 }
 
+// DoesNotFit says what the design needs beyond the device ("does not fit: needs ..."), or ""
+// when it is within the device's capacity.
+func (r *Result) DoesNotFit() string {
+	if r.OverCapacity == "" {
+		return ""
+	}
+	return "does not fit: needs " + r.OverCapacity
+}
+
 // Synth generates the wrapper for req.Module, synthesizes it with Yosys for req.Board and, where
 // the board has place-and-route, places and routes it with nextpnr and reads the achieved Fmax.
 // Tool output is copied to log (nil discards it); the full logs are files in WorkDir.
@@ -171,9 +180,6 @@ func Synth(ctx context.Context, req SynthRequest, log io.Writer) (*Result, error
 		Board: board.Name, Device: board.Device, Top: w.Block, Wrapper: w.Name,
 		TargetMHz: req.TargetMHz, Note: board.Note, LogPaths: paths,
 	}
-	if board.PlaceAndRoute() {
-		res.Seed = req.Seed
-	}
 
 	// Synthesis.
 	start := time.Now()
@@ -209,9 +215,9 @@ func Synth(ctx context.Context, req SynthRequest, log io.Writer) (*Result, error
 	if res.OverCapacity != "" {
 		delete(paths, "nextpnr_log")
 		delete(paths, "nextpnr_report")
-		res.Seed = 0
 		return res, nil
 	}
+	res.Seed = req.Seed
 
 	// Place and route.
 	args := append([]string{}, board.Nextpnr...)

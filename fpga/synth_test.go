@@ -136,6 +136,7 @@ func TestSynthOverCapacity(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 32, res.RAMs, "8192 x 16 bits is 32 4-kbit RAMs")
 	require.Equal(t, "32 RAMs (30)", res.OverCapacity)
+	require.Equal(t, "does not fit: needs 32 RAMs (30)", res.DoesNotFit())
 	require.Zero(t, res.FmaxMHz)
 	require.Nil(t, res.TimingMet)
 	require.Zero(t, res.Seed)
@@ -149,6 +150,7 @@ func TestSynthOverCapacity(t *testing.T) {
 		WorkDir: filepath.Join(t.TempDir(), "work")}, nil)
 	require.NoError(t, err)
 	require.Empty(t, fits.OverCapacity)
+	require.Empty(t, fits.DoesNotFit())
 	require.Positive(t, fits.FmaxMHz)
 }
 

@@ -80,10 +80,9 @@ func newSummaryCmd(g *globals) *cobra.Command {
 					continue
 				}
 				f := "did not place"
-				switch {
-				case b.OverCapacity != "":
-					f = "does not fit: needs " + b.OverCapacity
-				case b.FmaxMHz > 0:
+				if nf := b.DoesNotFit(); nf != "" {
+					f = nf
+				} else if b.FmaxMHz > 0 {
 					f = fmt.Sprintf("%.1f MHz (target %d)", b.FmaxMHz, b.TargetMHz)
 				}
 				row("Fmax "+b.Top+" ("+syn.Board+")", f)

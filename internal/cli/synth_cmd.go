@@ -113,8 +113,8 @@ func newSynthCmd(g *globals) *cobra.Command {
 			}
 			for _, r := range rows {
 				path := r.CriticalPath
-				if r.OverCapacity != "" {
-					path = "does not fit the device: needs " + r.OverCapacity
+				if nf := r.DoesNotFit(); nf != "" {
+					path = nf
 				}
 				fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%.1f\t%d\t%s\n", r.Top, r.LUTs, r.FFs, r.RAMs, r.FmaxMHz, r.TargetMHz, path)
 			}
