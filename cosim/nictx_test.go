@@ -99,7 +99,7 @@ func TestNicTxCosimCatchesFaults(t *testing.T) {
 			Stream: "read", Field: "Tag"},
 		{Name: "read for a header-only packet", From: "wire txd_read = txd_fire && (s_txd_len != ",
 			To: "wire txd_read = txd_fire || (s_txd_len != ", Stream: "read", Field: "Len"},
-		{Name: "egress port of the previous frame", From: "eg_port[eg_tail] <= q_port;", To: "eg_port[eg_tail + 3'd1] <= q_port;",
+		{Name: "egress port of the previous frame", From: `"waddr" "eg_tail" "wdata" "q_port"`, To: `"waddr" "eg_tail + 3'd1" "wdata" "q_port"`,
 			Stream: "frame", Field: "m_axis_tdest"},
 		{Name: "outstanding reads not bounded", From: "wire rd_full = (rd_count == FULL);", To: "wire rd_full = 1'b0;",
 			Stream: "read", Field: "outstanding"},

@@ -21,6 +21,7 @@ import (
 	"github.com/Masterminds/sprig/v3"
 
 	"github.com/mrgen/mrgen/hdl"
+	"github.com/mrgen/mrgen/hdl/mem"
 )
 
 // Source is one module ready to render: its description, its template and the template data.
@@ -78,6 +79,9 @@ func Funcs() template.FuncMap {
 		return 1 << n, nil
 	}
 	f["portDecl"] = portDecl
+	// memory renders the instance of one of the module's tables (hdl/mem): memory .M "name"
+	// (dict "we" "..." "waddr" "..." ...).
+	f["memory"] = mem.Instance
 	return f
 }
 
@@ -164,7 +168,14 @@ func Banner(m *hdl.Module, st Stamp) string {
 		fmt.Fprintf(&b, "//\n// Latency: %d cycles from an input handshake to its output. Initiation interval: %d.\n", m.Latency, m.II)
 	}
 	for _, t := range m.Tables {
-		fmt.Fprintf(&b, "// Table %s: %d x %d bits (inferred RAM). %s\n", t.Name, t.Depth, t.Width, t.Doc)
+		line := fmt.Sprintf("Table %s: %d x %d bits, %s (%s, %s). %s", t.Name, t.Depth, t.Width, t.Instance(),
+			t.MemModule(), t.Implementation(), t.Doc)
+		for i, l := range wrap(line, 94) {
+			if i > 0 {
+				l = "  " + l
+			}
+			b.WriteString("// " + l + "\n")
+		}
 	}
 	b.WriteString(rule)
 	return b.String()

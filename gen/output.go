@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/mrgen/mrgen/hdl"
 )
 
 // File is one generated file, its path relative to the output directory.
@@ -23,6 +26,11 @@ type Design struct {
 	Stamp   Stamp
 	Modules []string // module names in dependency order (leaves first)
 	Files   []File
+	// Memories lists every memory instance (memories.json).
+	Memories *MemoryList
+	// Descriptions are the rendered modules' descriptions by name (ports, clock, tables).
+	Descriptions map[string]*hdl.Module
+	texts        map[string]string
 }
 
 // BuildMutated is Build after mutate, when not nil, has rewritten the sources (the
@@ -36,11 +44,15 @@ func BuildMutated(top string, srcs []Source, st Stamp, mutate func([]Source) err
 	return Build(top, srcs, st)
 }
 
-// Build renders every source (leaves first) and adds filelist.f, mrgen.core and manifest.json.
+// Build renders every source (leaves first), the memory modules their tables use (each shape
+// once, before them) and adds filelist.f, mrgen.core, manifest.json and the memory list
+// (memories.json, memories.md).
 func Build(top string, srcs []Source, st Stamp) (*Design, error) {
-	d := &Design{Top: top, Stamp: st}
+	d := &Design{Top: top, Stamp: st, Descriptions: map[string]*hdl.Module{}}
 	seen := map[string]bool{}
-	for _, s := range srcs {
+	texts := map[string]string{}
+	all := append(memorySources(srcs), srcs...)
+	for _, s := range all {
 		if seen[s.Module.Name] {
 			return nil, fmt.Errorf("gen: module %s rendered twice", s.Module.Name)
 		}
@@ -49,20 +61,95 @@ func Build(top string, srcs []Source, st Stamp) (*Design, error) {
 		if err != nil {
 			return nil, err
 		}
+		if !strings.HasPrefix(s.Module.Name, "mrgen_") {
+			if err := checkNoInlineArrays(s.Module.Name, text); err != nil {
+				return nil, err
+			}
+		}
+		texts[s.Module.Name] = text
+		d.Descriptions[s.Module.Name] = s.Module
 		d.Modules = append(d.Modules, s.Module.Name)
 		d.Files = append(d.Files, File{Path: "rtl/" + s.Module.Name + ".v", Content: []byte(text)})
 	}
 	if !seen[top] {
 		return nil, fmt.Errorf("gen: top module %s is not among the rendered modules", top)
 	}
-	d.Files = append(d.Files, File{Path: "filelist.f", Content: []byte(d.filelist())})
-	d.Files = append(d.Files, File{Path: "mrgen.core", Content: []byte(d.fusesocCore())})
-	man, err := d.manifest()
+	d.texts = texts
+	ml, err := memoryList(top, all, texts, st)
 	if err != nil {
 		return nil, err
 	}
-	d.Files = append(d.Files, File{Path: "manifest.json", Content: man})
+	d.Memories = ml
+	mj, err := ml.json()
+	if err != nil {
+		return nil, err
+	}
+	d.Files = append(d.Files, File{Path: "memories.json", Content: mj})
+	d.Files = append(d.Files, File{Path: "memories.md", Content: []byte(ml.table(st.Version))})
+	d.Files = append(d.Files, File{Path: "filelist.f", Content: []byte(d.filelist())})
+	d.Files = append(d.Files, File{Path: "mrgen.core", Content: []byte(d.fusesocCore())})
+	if err := d.Add(); err != nil {
+		return nil, err
+	}
 	return d, nil
+}
+
+// Add adds files to the design (a path already there is replaced) and rewrites manifest.json
+// over every file.
+func (d *Design) Add(files ...File) error {
+	keep := d.Files[:0]
+	for _, f := range d.Files {
+		replaced := f.Path == "manifest.json"
+		for _, n := range files {
+			replaced = replaced || n.Path == f.Path
+		}
+		if !replaced {
+			keep = append(keep, f)
+		}
+	}
+	d.Files = append(keep, files...)
+	man, err := d.manifest()
+	if err != nil {
+		return err
+	}
+	d.Files = append(d.Files, File{Path: "manifest.json", Content: man})
+	return nil
+}
+
+// inlineArray matches a reg array declaration ("reg [7:0] name [0:15];").
+var inlineArray = regexp.MustCompile(`(?m)^\s*reg\b\s*(?:\[[^\]]*\])?\s*[A-Za-z_][A-Za-z0-9_]*\s*\[`)
+
+// checkNoInlineArrays enforces that every memory goes through the memory module family: a block
+// declares an hdl.Table and instantiates it with the template function memory.
+func checkNoInlineArrays(module, text string) error {
+	if loc := inlineArray.FindStringIndex(text); loc != nil {
+		line := strings.Count(text[:loc[0]], "\n") + 1
+		return fmt.Errorf("render %s: line %d declares a reg array inline (%q); declare an hdl.Table and "+
+			"instantiate it with the template function memory (hdl/mem)", module, line,
+			strings.TrimSpace(text[loc[0]:loc[1]]))
+	}
+	return nil
+}
+
+// SubtreeBytes is the size of the Verilog of module and every module below it, counted once
+// per instance: a measure of how much there is to synthesize.
+func (d *Design) SubtreeBytes(module string) int {
+	known := map[string]bool{}
+	for n := range d.texts {
+		known[n] = true
+	}
+	var walk func(m string, depth int) int
+	walk = func(m string, depth int) int {
+		if depth > 64 {
+			return 0
+		}
+		n := len(d.texts[m])
+		for _, c := range instancesOf(d.texts[m], known) {
+			n += walk(c.module, depth+1)
+		}
+		return n
+	}
+	return walk(module, 0)
 }
 
 // RTLFiles returns the paths of the Verilog files under dir, in dependency order.

@@ -50,12 +50,16 @@ type Param struct {
 	Doc   string
 }
 
-// Table describes one inferred RAM of a block.
+// Table describes one memory of a block: a table, FIFO or array. Every table is an instance
+// of the memory module family (memory.go), rendered into the block by the template function
+// memory; the banner, memories.json and the QoR flows read this description.
 type Table struct {
 	Name  string
 	Depth int // entries
 	Width int // bits per entry
-	Doc   string
+	// Kind is RAM (registered read, the default) or RegFile (combinational read, flip-flops).
+	Kind MemKind
+	Doc  string
 }
 
 // Module is a hardware block ready for rendering.
@@ -106,6 +110,16 @@ func (m *Module) Check() error {
 			return fmt.Errorf("hdl: module %s: port %s declared twice", m.Name, p.Name)
 		}
 		seen[p.Name] = true
+	}
+	tables := map[string]bool{}
+	for _, t := range m.Tables {
+		if err := t.Check(); err != nil {
+			return fmt.Errorf("hdl: module %s: %w", m.Name, err)
+		}
+		if tables[t.Name] {
+			return fmt.Errorf("hdl: module %s: table %s declared twice", m.Name, t.Name)
+		}
+		tables[t.Name] = true
 	}
 	for _, p := range m.Params {
 		if !paramRE.MatchString(p.Name) {

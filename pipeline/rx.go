@@ -171,6 +171,9 @@ func (r *Rx) Module() *hdl.Module {
 		Tables: []hdl.Table{
 			{Name: "reply_table", Depth: 1 << r.IW, Width: wire.UDPPortBits + PortBits, Doc: "per path: latest data packet's entropy, port"},
 			{Name: "ctl_fifo", Depth: CtlFIFO, Width: r.CtlW, Doc: "ACKs and NAKs ahead of the header builder"},
+			{Name: "cum_table", Depth: 1 << r.IW, Width: r.Cfg.PSNWidth, Doc: "per path: cumulative PSN as sack_rx last reported it"},
+			{Name: "pf_port", Depth: 32, Width: PortBits, Kind: hdl.RegFile, Doc: "ingress port of each frame in the parser"},
+			{Name: "eg_port", Depth: 4, Width: PortBits, Kind: hdl.RegFile, Doc: "egress port of each frame in tx_deparser"},
 		},
 	}
 }

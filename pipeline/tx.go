@@ -207,6 +207,7 @@ func (t *Tx) Module() *hdl.Module {
 		Ports: ports,
 		Tables: []hdl.Table{
 			{Name: "desc_fifo", Depth: t.RdDepth, Width: t.DescW, Doc: "descriptors between s_txd and the header stage"},
+			{Name: "eg_port", Depth: t.EgDepth(), Width: PortBits, Kind: hdl.RegFile, Doc: "egress port of each frame in tx_deparser"},
 		},
 		Latency: t.HeaderLatency(),
 		II:      1,

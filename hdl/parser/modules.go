@@ -107,9 +107,13 @@ func (u *Unit) PayloadModule() *hdl.Module {
 			"streams a kept frame's beats through a byte aligner (payload byte 0 to lane 0, ICRC "+
 			"removed) and skips a discarded one. Nothing is read before its verdict.", u.FifoDepth, MetaDepth),
 		Clock: "clk", Reset: u.Reset.Port,
-		Ports:  ports,
-		Tables: []hdl.Table{{Name: "fifo_mem", Depth: u.FifoDepth, Width: u.W, Doc: "raw payload beats"}},
-		II:     1,
+		Ports: ports,
+		Tables: []hdl.Table{
+			{Name: "fifo_mem", Depth: u.FifoDepth, Width: u.W, Doc: "raw payload beats"},
+			{Name: "meta_mem", Depth: MetaDepth, Width: u.MetaW(), Kind: hdl.RegFile,
+				Doc: "per-frame verdicts {keep, beats, shift, tail, flush}, read as the frame is issued"},
+		},
+		II: 1,
 	}
 }
 
@@ -151,8 +155,10 @@ func (u *Unit) ParserModule() *hdl.Module {
 			"m_drop_valid.", u.W, u.Cfg.UDPDestPort),
 		Clock: "clk", Reset: u.Reset.Port,
 		Ports: ports,
-		Tables: []hdl.Table{{Name: "cnt_upd_mem", Depth: 64, Width: CounterWidth,
-			Doc: "outcome counters; cnt_rd_mem is its copy"}},
+		Tables: []hdl.Table{
+			{Name: "cnt_upd_mem", Depth: 64, Width: CounterWidth, Doc: "outcome counters, read for their update"},
+			{Name: "cnt_rd_mem", Depth: 64, Width: CounterWidth, Doc: "the same counters, read by cnt_rd_idx"},
+		},
 		Latency: Latency,
 		II:      1,
 	}

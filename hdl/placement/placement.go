@@ -306,7 +306,7 @@ func (u *Unit) Module() *hdl.Module {
 		Ports: ports,
 		Tables: []hdl.Table{
 			{Name: "stream_ram", Depth: 1 << u.SIW, Width: u.StreamEntryW, Doc: "{done, posted, comp_msn}"},
-			{Name: "slot_ram", Depth: u.SlotDepth, Width: u.SlotEntryW,
+			{Name: "slot_ram", Depth: 1 << u.SlotIW, Width: u.SlotEntryW,
 				Doc: "receive and message tracker"},
 			{Name: "region_ram", Depth: u.RegionDepth, Width: u.RegionEntryW, Doc: "{gen, conn, access, last byte, base}"},
 			{Name: "cpl_ram", Depth: 1 << u.CplIW, Width: u.CplEntryW,

@@ -356,12 +356,26 @@ func (u *Unit) Module() *hdl.Module {
 		Tables: []hdl.Table{
 			{Name: "rec_mem", Depth: u.RecD, Width: u.RecW, Doc: "packet records per {conn, path, psn mod R}"},
 			{Name: "ring_mem", Depth: u.RingD, Width: u.EntW, Doc: "work-request rings per {conn, stream, slot}"},
-			{Name: "retx_mem", Depth: u.RetxD, Width: u.CW + u.AW + u.RW + 16, Doc: "retransmit FIFO of Refs"},
-			{Name: "rt_mem", Depth: u.RetryD, Width: 64 + u.CW + u.SW + 32 + u.WSW + u.IXW, Doc: "RNR retry FIFO"},
-			{Name: "mv_mem", Depth: u.MovedMD, Width: u.SW + 32 + u.WSW + u.IXW, Doc: "moved FIFOs per connection"},
+			{Name: "retx_mem", Depth: u.RetxD, Width: u.RetxEntryW(), Doc: "retransmit FIFO of Refs"},
+			{Name: "rt_mem", Depth: u.RetryD, Width: u.RetryEntryW(), Doc: "RNR retry FIFO of {due, Ref}"},
+			{Name: "mv_mem", Depth: u.MovedMD, Width: u.MovedEntryW(), Doc: "moved FIFOs per connection"},
+			{Name: "conn_st", Depth: u.CD, Width: u.ConnW, Kind: hdl.RegFile, Doc: "connection state"},
+			{Name: "strm_st", Depth: u.SD, Width: u.StrmW, Kind: hdl.RegFile, Doc: "stream state"},
+			{Name: "wl_next", Depth: u.CD, Width: u.CW, Kind: hdl.RegFile, Doc: "work-list links"},
+			{Name: "path_sh", Depth: u.PD, Width: u.PathW, Kind: hdl.RegFile,
+				Doc: "per path, what the window unit last reported and the live-record count"},
 		},
 	}
 }
+
+// RetxEntryW is a retransmit FIFO entry's width: a record Ref {conn, path, slot, generation}.
+func (u *Unit) RetxEntryW() int { return u.CW + u.AW + u.RW + 16 }
+
+// RetryEntryW is an RNR retry FIFO entry's width: {due time, Ref}.
+func (u *Unit) RetryEntryW() int { return 64 + u.RetxEntryW() }
+
+// MovedEntryW is a moved FIFO entry's width: {stream, msn, work slot, index}.
+func (u *Unit) MovedEntryW() int { return u.SW + 32 + u.WSW + u.IXW }
 
 // Design renders the engine (its sources rewritten by mutate when not nil).
 func (u *Unit) Design(st gen.Stamp, mutate func([]gen.Source) error) (*gen.Design, error) {

@@ -125,6 +125,8 @@ func (u *Unit) UnitModule() *hdl.Module {
 		Tables: []hdl.Table{
 			{Name: "path_table", Depth: u.Depth, Width: u.PathEntryW, Doc: "PathEntry fields; entropy from lfsr"},
 			{Name: "conn_table", Depth: u.ConnDepth, Width: u.ConnEntryW, Doc: "ConnEntry fields"},
+			{Name: "rr_table", Depth: u.ConnDepth, Width: u.AW, Kind: hdl.RegFile,
+				Doc: "each connection's round-robin pointer, read in the cycle a send is accepted"},
 		},
 		Latency: Latency,
 		II:      1,
