@@ -54,8 +54,10 @@ type Config struct {
 	Ports int `yaml:"ports" json:"ports"`
 	// ResetStyle is sync-high (FPGA) or async-low (ASIC).
 	ResetStyle string `yaml:"reset_style" json:"reset_style"`
-	// TargetClockMHz is the clock the timing constraints and synthesis aim at.
+	// TargetClockMHz is the clock FPGA synthesis and place-and-route aim at.
 	TargetClockMHz int `yaml:"target_clock_mhz" json:"target_clock_mhz"`
+	// Timing holds the ASIC timing constraints of the generated SDC (mrgen qor, the handoff).
+	Timing Timing `yaml:"timing" json:"timing"`
 	// AckPolicy says when the receiver owes the sender an ACK.
 	AckPolicy AckPolicy `yaml:"ack_policy" json:"ack_policy"`
 	// Pipeline holds micro-architecture options that trade latency for Fmax.
@@ -117,6 +119,21 @@ type Pipeline struct {
 	// W-bit set vector (about 100-200 more logic cells).
 	SpeculativeSearch bool `yaml:"speculative_search" json:"speculative_search"`
 }
+
+// Timing holds the clock and I/O budget of the SDC mrgen generates for ASIC timing (OpenSTA in
+// mrgen qor, and the silicon handoff). The FPGA flows keep target_clock_mhz.
+type Timing struct {
+	// ASICClockMHz is the clock of the SDC's create_clock.
+	ASICClockMHz int `yaml:"asic_clock_mhz" json:"asic_clock_mhz"`
+	// InputDelayPct is each input's external delay, in percent of the period: the logic before
+	// the port in the surrounding design.
+	InputDelayPct int `yaml:"input_delay_pct" json:"input_delay_pct"`
+	// OutputDelayPct is each output's external delay (the logic after the port), in percent.
+	OutputDelayPct int `yaml:"output_delay_pct" json:"output_delay_pct"`
+}
+
+// ASICPeriodNS is the SDC clock period in ns.
+func (t Timing) ASICPeriodNS() float64 { return 1000.0 / float64(t.ASICClockMHz) }
 
 // Sender sizes the send engine's three request FIFOs, in entries; 0 keeps golden/sender's
 // default, which never overflows. A full FIFO drops the request and counts it, and loss
@@ -203,6 +220,7 @@ func Default() Config {
 		Ports:                   1,
 		ResetStyle:              ResetSyncHigh,
 		TargetClockMHz:          100,
+		Timing:                  Timing{ASICClockMHz: 250, InputDelayPct: 20, OutputDelayPct: 20},
 		AckPolicy:               AckPolicy{Mode: AckEveryN, EveryN: 4, DelayNS: 2000, GatherNS: 2000, MaxGatherNS: 25_000},
 		RateHint:                RateHint{Enabled: true, LinkGbps: 100, WindowNS: 100_000, ScanNS: 5000, Announce: true},
 		Pipeline:                Pipeline{TreeRegisterEvery: 0},

@@ -64,6 +64,13 @@ func (c Config) Validate() error {
 			return oneOfString("reset_style", c.ResetStyle, ResetSyncHigh, ResetAsyncLow)
 		},
 		func() error { return inRange("target_clock_mhz", c.TargetClockMHz, 1, 1000) },
+		func() error { return inRange("timing.asic_clock_mhz", c.Timing.ASICClockMHz, 1, 5000) },
+		func() error { return inRange("timing.input_delay_pct", c.Timing.InputDelayPct, 0, 80) },
+		func() error { return inRange("timing.output_delay_pct", c.Timing.OutputDelayPct, 0, 80) },
+		func() error {
+			// Both budgets together must leave the block some of the cycle for a port-to-port path.
+			return inRange("timing.output_delay_pct", c.Timing.OutputDelayPct, 0, 90-c.Timing.InputDelayPct)
+		},
 		func() error {
 			return oneOfString("ack_policy.mode", c.AckPolicy.Mode, AckEveryPacket, AckEveryN, AckOnGap)
 		},

@@ -5,6 +5,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mrgen/mrgen/config"
+	"github.com/mrgen/mrgen/hdl"
 )
 
 func TestPinBoards(t *testing.T) {
@@ -93,5 +96,52 @@ func TestSDC(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, tc.want, got)
 		})
+	}
+}
+
+func TestModuleSDC(t *testing.T) {
+	m := &hdl.Module{Name: "blk", Clock: "clk", Reset: "rst_n", Ports: []hdl.Port{
+		hdl.In("clk", 1, ""), hdl.In("rst_n", 1, ""), hdl.In("s_pkt_valid", 1, ""), hdl.In("s_pkt_psn", 32, ""),
+		hdl.Out("s_pkt_ready", 1, ""), hdl.Out("m_rx_cum", 32, ""), hdl.Out("cnt_rx_new", 32, ""),
+	}}
+	c := config.Default()
+	c.ResetStyle = config.ResetAsyncLow
+	c.Timing = config.Timing{ASICClockMHz: 500, InputDelayPct: 30, OutputDelayPct: 10}
+	sdc, err := ModuleSDC(m, c)
+	require.NoError(t, err)
+	for _, want := range []string{
+		"create_clock -name clk -period 2.000 [get_ports clk]",
+		"set_input_delay 0.600 -clock clk [get_ports {s_pkt_valid s_pkt_psn}]",
+		"set_output_delay 0.200 -clock clk [get_ports {s_pkt_ready}]",
+		"set_output_delay 0.200 -clock clk [get_ports {m_rx_cum}]",
+		"set_output_delay 0.200 -clock clk [get_ports {cnt_rx_new}]",
+		"set_false_path -from [get_ports rst_n]",
+	} {
+		require.Contains(t, sdc, want)
+	}
+	require.NotContains(t, sdc, "[get_ports {rst_n}]", "an asynchronous reset is not an input with a delay")
+
+	c.ResetStyle = config.ResetSyncHigh
+	m.Reset = "rst"
+	m.Ports[1] = hdl.In("rst", 1, "")
+	sdc, err = ModuleSDC(m, c)
+	require.NoError(t, err)
+	require.Contains(t, sdc, "set_input_delay 0.600 -clock clk [get_ports {rst}]", "a synchronous reset is timed")
+	require.NotContains(t, sdc, "set_false_path")
+
+	comb := &hdl.Module{Name: "crc", Ports: []hdl.Port{hdl.In("crc_in", 32, ""), hdl.Out("crc_out", 32, "")}}
+	sdc, err = ModuleSDC(comb, c)
+	require.NoError(t, err)
+	require.Contains(t, sdc, "create_clock -name clk -period 2.000\n", "a virtual clock for a combinational module")
+
+	c.Timing.ASICClockMHz = 0
+	_, err = ModuleSDC(m, c)
+	require.Error(t, err)
+}
+
+func TestPortGroup(t *testing.T) {
+	for in, want := range map[string]string{"s_pkt_psn": "s_pkt", "m_rx_valid": "m_rx", "cnt_rx_new": "cnt",
+		"now": "now", "s_x": "s", "rx_busy": "rx"} {
+		require.Equal(t, want, PortGroup(in), in)
 	}
 }

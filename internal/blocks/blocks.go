@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mrgen/mrgen/config"
+	"github.com/mrgen/mrgen/constraints"
 	"github.com/mrgen/mrgen/cosim"
 	"github.com/mrgen/mrgen/gen"
 	"github.com/mrgen/mrgen/hdl"
@@ -76,6 +77,17 @@ func Generate(name string, c config.Config, st gen.Stamp, mutate func([]gen.Sour
 	}
 	d, err := b.Design(c, st, mutate)
 	if err != nil {
+		return nil, fmt.Errorf("block %s: %w", name, err)
+	}
+	top, ok := d.Descriptions[d.Top]
+	if !ok {
+		return nil, fmt.Errorf("block %s: no description of its top %s", name, d.Top)
+	}
+	sdc, err := constraints.ModuleSDC(top, c)
+	if err != nil {
+		return nil, fmt.Errorf("block %s: %w", name, err)
+	}
+	if err := d.Add(gen.File{Path: "constraints/" + d.Top + ".sdc", Content: []byte(sdc)}); err != nil {
 		return nil, fmt.Errorf("block %s: %w", name, err)
 	}
 	return d, nil
