@@ -11,7 +11,7 @@ MRGEN   := bin/mrgen
 # see a rebuilt model library (TOOLCHAIN.md), so every run is -count=1.
 TESTFLAGS ?= -count=1 -timeout 40m
 
-.PHONY: all deps build demo test test-short lint fmt vet bench fuzz synth cosim cosim-parser regress results clean
+.PHONY: all deps build demo test test-short lint fmt vet bench fuzz synth qor cosim cosim-parser regress results clean
 
 all: build
 
@@ -63,6 +63,24 @@ BOARD ?= ice40-hx8k
 synth: deps build
 	@mkdir -p out
 	$(MRGEN) --config $(CONFIG) synth --board $(BOARD) --json > out/synth.json
+
+# Timing and area of every block and the NIC top on three targets (ASIC osu018 + OpenSTA,
+# UltraScale+ LUT depth and resources, iCE40 HX8K) at the default configuration and three matrix
+# configurations, checked against qor/budgets.json; writes docs/qor.md and docs/qor-fo4.svg
+# (docs/qor-flow.md explains the flow). The default configuration also searches configs/matrix/
+# for the largest configuration of each unit that fits the HX8K.
+QOR_CONFIGS ?= configs/default.yaml configs/matrix/w128-small.yaml configs/matrix/nic-w256-2ports.yaml configs/matrix/w64-4paths-asic.yaml
+qor: deps build
+	@mkdir -p out/qor
+	@status=0; reports=""; \
+	for c in $(QOR_CONFIGS); do \
+	  n=$$(basename $$c .yaml); fit=""; [ "$$c" = "configs/default.yaml" ] || fit="--fit-configs="; \
+	  echo "qor: $$c"; \
+	  $(MRGEN) --config $$c qor --json --out out/qor/$$n --budgets qor/budgets.json $$fit > out/qor/$$n.json || status=1; \
+	  reports="$$reports,out/qor/$$n.json"; \
+	done; \
+	$(MRGEN) qor-doc --reports $${reports#,} --out docs/qor.md --svg docs/qor-fo4.svg || status=1; \
+	exit $$status
 
 # Every protocol experiment at full size (docs/results.md): about four minutes on 2 cores.
 results: build

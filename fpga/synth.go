@@ -42,8 +42,10 @@ type SynthRequest struct {
 	// WorkDir receives the wrapper, constraints, netlist, reports and logs; it is created if
 	// missing. Empty means a new temporary directory, which is kept (its paths are in the Result).
 	WorkDir string
-	Seed    int            // nextpnr placement seed; 0 leaves nextpnr's default
-	Wrapper WrapperOptions // banner of the generated wrapper
+	Seed    int // nextpnr placement seed; 0 leaves nextpnr's default
+	// SynthOnly stops after synthesis (cell counts, no place-and-route and no Fmax).
+	SynthOnly bool
+	Wrapper   WrapperOptions // banner of the generated wrapper
 }
 
 // Result is what one synthesis run measured. The JSON tags follow DESIGN.md's `mrgen synth
@@ -126,7 +128,7 @@ func Synth(ctx context.Context, req SynthRequest, log io.Writer) (*Result, error
 		return nil, err
 	}
 	nextpnr := ""
-	if board.PlaceAndRoute() {
+	if board.PlaceAndRoute() && !req.SynthOnly {
 		if nextpnr, err = lookTool("nextpnr-ice40"); err != nil {
 			return nil, err
 		}
@@ -160,7 +162,7 @@ func Synth(ctx context.Context, req SynthRequest, log io.Writer) (*Result, error
 		"sdc":          sdc,
 		"yosys_script": strings.Join(script, "\n") + "\n",
 	}
-	if board.PlaceAndRoute() {
+	if board.PlaceAndRoute() && !req.SynthOnly {
 		pcf, err := w.PCF(board)
 		if err != nil {
 			return nil, err
@@ -209,7 +211,7 @@ func Synth(ctx context.Context, req SynthRequest, log io.Writer) (*Result, error
 	whole := Resources{LUTs: r.LUTs + res.WrapperOverhead.LUTs, FFs: r.FFs + res.WrapperOverhead.FFs,
 		RAMs: r.RAMs + res.WrapperOverhead.RAMs}
 	res.OverCapacity = whole.Beyond(board.Capacity)
-	if !board.PlaceAndRoute() {
+	if !board.PlaceAndRoute() || req.SynthOnly {
 		return res, nil
 	}
 	if res.OverCapacity != "" {

@@ -3,7 +3,10 @@
 # Debian 12. Runs apt-get update at most once, and only when something must be installed.
 set -euo pipefail
 
-packages=(verilator yosys iverilog nextpnr-ice40 fpga-icestorm z3 boolector g++ make tshark)
+# opensta, qflow (blifFanout), qflow-tech-osu018 (the OSU 0.18 um cells) and berkeley-abc are the
+# ASIC timing flow of mrgen qor.
+packages=(verilator yosys iverilog nextpnr-ice40 fpga-icestorm z3 boolector g++ make tshark
+  opensta qflow qflow-tech-osu018 berkeley-abc)
 
 missing=()
 for p in "${packages[@]}"; do

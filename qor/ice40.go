@@ -1,0 +1,119 @@
+package qor
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/mrgen/mrgen/fpga"
+)
+
+// FitFraction is the share of an iCE40 device a configuration may fill to be reported as
+// fitting: place-and-route of a fuller device stops being representative of the block.
+const FitFraction = 0.8
+
+// Candidate is the unit at another configuration, for the iCE40 fit search.
+type Candidate struct {
+	Config string
+	Unit   Unit
+}
+
+// ICE40Result is the iCE40 view of one unit: synthesis and place-and-route at the configuration
+// asked for, and, when it does not fit, the largest candidate configuration that fits in
+// FitFraction of the device, placed and routed.
+type ICE40Result struct {
+	Unit   string       `json:"unit"`
+	Board  string       `json:"board"`
+	Result *fpga.Result `json:"result"` // at the configuration asked for
+	Fits   bool         `json:"fits"`   // it placed and routed
+	// FitConfig and Fit: the largest candidate that fits in FitFraction of the device.
+	FitConfig  string         `json:"fit_config,omitempty"`
+	Fit        *fpga.Result   `json:"fit,omitempty"`
+	Candidates []CandidateFit `json:"candidates,omitempty"`
+	Note       string         `json:"note,omitempty"`
+	Seconds    float64        `json:"seconds"`
+}
+
+// CandidateFit is one candidate's synthesis counts (block and wrapper).
+type CandidateFit struct {
+	Config string `json:"config"`
+	LUTs   int    `json:"luts"`
+	FFs    int    `json:"ffs"`
+	RAMs   int    `json:"rams"`
+	Fits   bool   `json:"fits"`           // within FitFraction of the device
+	Note   string `json:"note,omitempty"` // why it was not synthesized
+}
+
+// RunICE40 synthesizes, places and routes the unit on board (the fpga flow and its wrapper).
+func RunICE40(ctx context.Context, u Unit, dir, board string, cands []Candidate, log io.Writer) (*ICE40Result, error) {
+	start := time.Now()
+	b, err := fpga.LookupBoard(board)
+	if err != nil {
+		return nil, err
+	}
+	r := &ICE40Result{Unit: u.Name(), Board: b.Name}
+	if u.Module.Clock == "" {
+		r.Note = "combinational: measured inside the blocks that use it (the board wrapper needs a clock)"
+		return r, nil
+	}
+	synth := func(v Unit, sub string, only bool) (*fpga.Result, error) {
+		return fpga.Synth(ctx, fpga.SynthRequest{Board: b.Name, Module: v.Module, Files: v.Files,
+			TargetMHz: v.Config.TargetClockMHz, WorkDir: filepath.Join(dir, sub), Seed: 1, SynthOnly: only,
+			Wrapper: fpga.WrapperOptions{Version: "qor", Command: "mrgen qor --target ice40",
+				ConfigHash: v.Config.Hash(), RegisteredOutputs: true}}, log)
+	}
+	if r.Result, err = synth(u, "default", false); err != nil {
+		return nil, err
+	}
+	r.Fits = r.Result.OverCapacity == ""
+	if r.Fits {
+		r.Seconds = round1(time.Since(start).Seconds())
+		return r, nil
+	}
+	limit := fpga.Resources{LUTs: int(FitFraction * float64(b.Capacity.LUTs)),
+		FFs: int(FitFraction * float64(b.Capacity.FFs)), RAMs: int(FitFraction * float64(b.Capacity.RAMs))}
+	// A lower bound of what a candidate needs: its memory bits, in block RAM or flip-flops.
+	ramBits := 4096 * b.Capacity.RAMs
+	best, bestConfig := -1, ""
+	var bestUnit Unit
+	for _, c := range cands {
+		bits := 0
+		for _, t := range c.Unit.Tables {
+			bits += t.Bits()
+		}
+		cf := CandidateFit{Config: c.Config}
+		if bits > ramBits+b.Capacity.FFs {
+			cf.Note = fmt.Sprintf("not synthesized: %d memory bits exceed the device's %d block RAM bits and %d flip-flops",
+				bits, ramBits, b.Capacity.FFs)
+			r.Candidates = append(r.Candidates, cf)
+			continue
+		}
+		res, err := synth(c.Unit, "fit-"+c.Config, true)
+		if err != nil {
+			return nil, fmt.Errorf("qor: %s at %s: %w", u.Name(), c.Config, err)
+		}
+		whole := fpga.Resources{LUTs: res.LUTs + res.WrapperOverhead.LUTs, FFs: res.FFs + res.WrapperOverhead.FFs,
+			RAMs: res.RAMs + res.WrapperOverhead.RAMs}
+		cf.LUTs, cf.FFs, cf.RAMs = whole.LUTs, whole.FFs, whole.RAMs
+		cf.Fits = whole.Beyond(limit) == ""
+		r.Candidates = append(r.Candidates, cf)
+		if cf.Fits && (best < 0 || cf.LUTs > r.Candidates[best].LUTs) {
+			best, bestConfig, bestUnit = len(r.Candidates)-1, c.Config, c.Unit
+		}
+	}
+	sort.SliceStable(r.Candidates, func(i, j int) bool { return r.Candidates[i].Config < r.Candidates[j].Config })
+	if best < 0 {
+		r.Note = fmt.Sprintf("no candidate configuration fits in %.0f%% of the %s", 100*FitFraction, b.Device)
+		r.Seconds = round1(time.Since(start).Seconds())
+		return r, nil
+	}
+	r.FitConfig = bestConfig
+	if r.Fit, err = synth(bestUnit, "fit", false); err != nil {
+		return nil, err
+	}
+	r.Seconds = round1(time.Since(start).Seconds())
+	return r, nil
+}

@@ -1,0 +1,179 @@
+package qor
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mrgen/mrgen/config"
+	"github.com/mrgen/mrgen/hdl"
+)
+
+// requireTools skips (or fails under CI=true) unless the targets' tools are installed.
+func requireTools(t *testing.T, targets ...Target) {
+	t.Helper()
+	if err := Check(targets...); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip("\n\n*** SKIPPED: " + err.Error() + " ***\n")
+	}
+}
+
+func writeUnit(t *testing.T, name, verilog string, m *hdl.Module, tables ...hdl.Table) Unit {
+	t.Helper()
+	dir := t.TempDir()
+	f := filepath.Join(dir, name+".v")
+	require.NoError(t, os.WriteFile(f, []byte(verilog), 0o644))
+	return Unit{Module: m, Files: []string{f}, Tables: tables, Config: config.Default()}
+}
+
+func chainVerilog(n int) string {
+	var b strings.Builder
+	b.WriteString("module chain (input wire clk, input wire d, output wire q);\n  wire s0;\n")
+	b.WriteString("  DFFPOSX1 r_launch (.CLK(clk), .D(d), .Q(s0));\n")
+	for i := 1; i <= n; i++ {
+		b.WriteString("  wire s" + itoa(i) + ";\n")
+		b.WriteString("  INVX1 i" + itoa(i) + " (.A(s" + itoa(i-1) + "), .Y(s" + itoa(i) + "));\n")
+	}
+	b.WriteString("  DFFPOSX1 r_capture (.CLK(clk), .D(s" + itoa(n) + "), .Q(q));\nendmodule\n")
+	return b.String()
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+var chainModule = &hdl.Module{Name: "chain", Source: "qor/qor_test.go", Clock: "clk",
+	Ports: []hdl.Port{hdl.In("clk", 1, "clock"), hdl.In("d", 1, "data"), hdl.Out("q", 1, "data")}}
+
+// A known circuit (a register, a chain of inverters, a register) through the whole flow gives
+// the critical path the liberty predicts, within 5%.
+func TestKnownChainMatchesTheLiberty(t *testing.T) {
+	requireTools(t, ASIC)
+	lib, err := toolLiberty.find()
+	require.NoError(t, err)
+	for _, n := range []int{8, 32} {
+		u := writeUnit(t, "chain", chainVerilog(n), chainModule)
+		u.Config.Timing.InputDelayPct, u.Config.Timing.OutputDelayPct = 0, 0 // the chain is the worst path
+		r, err := RunASIC(context.Background(), u, t.TempDir(), DefaultMacroModel, nil)
+		require.NoError(t, err)
+		require.Equal(t, n, r.CellTypes["INVX1"], "the flow keeps the chain as written")
+		want := predictInverterChain(t, lib, n)
+		t.Logf("%d inverters: flow %.3f ns, liberty %.3f ns", n, r.CriticalNS, want)
+		require.InEpsilon(t, want, r.CriticalNS, 0.05, "%d inverters: flow %.3f ns, liberty %.3f ns", n, r.CriticalNS, want)
+		require.Equal(t, "s0", r.Start, "the start register is named by its RTL net")
+		require.Equal(t, n, r.Levels)
+		require.Equal(t, "pre-layout", r.Stage)
+	}
+}
+
+const deepVerilog = `module deep (input wire clk, input wire [23:0] a, input wire [23:0] b, output reg [47:0] p);
+  reg [23:0] a_q, b_q;
+  always @(posedge clk) begin
+    a_q <= a;
+    b_q <= b;
+    p <= a_q * b_q;  // a 24 x 24 multiply in one cycle: far beyond 40 FO4
+  end
+endmodule
+`
+
+var deepModule = &hdl.Module{Name: "deep", Source: "qor/qor_test.go", Clock: "clk",
+	Ports: []hdl.Port{hdl.In("clk", 1, "clock"), hdl.In("a", 24, "a"), hdl.In("b", 24, "b"), hdl.Out("p", 48, "product")}}
+
+// A deliberately deep path fails the gate.
+func TestDeepPathFailsTheGate(t *testing.T) {
+	requireTools(t, ASIC, XCUP)
+	u := writeUnit(t, "deep", deepVerilog, deepModule)
+	a, err := RunASIC(context.Background(), u, t.TempDir(), DefaultMacroModel, nil)
+	require.NoError(t, err)
+	require.Greater(t, a.CriticalFO4, float64(BudgetFO4), "a 24-bit multiply is over 40 FO4")
+	x, err := RunXCUP(context.Background(), u, t.TempDir(), XCU55C, false, nil)
+	require.NoError(t, err)
+	require.Greater(t, x.LUTLevels, BudgetLUTLevels)
+	rep := &Report{Config: "default", Units: []UnitReport{{Unit: "deep", ASIC: a, XCUP: x}}}
+	b := &Budgets{TolerancePct: 5, Budgets: []Budget{
+		{Unit: "deep", Config: "default", Target: ASIC, Metric: MetricCriticalNS, Max: BudgetFO4 * FO4NS},
+		{Unit: "deep", Config: "default", Target: XCUP, Metric: MetricLUTLevels, Max: BudgetLUTLevels},
+	}}
+	viol, unmeasured := b.Check(rep)
+	require.Empty(t, unmeasured)
+	require.Len(t, viol, 2, "both figures fail the gate")
+	require.Contains(t, viol[0].String(), "deep asic critical_ns at default")
+}
+
+const macroVerilog = `module withmem (input wire clk, input wire we, input wire [5:0] wa, input wire [31:0] wd,
+    input wire [5:0] ra, output reg [31:0] q);
+  wire [31:0] rd;
+  mrgen_ram_1r1w_64x32 u_tab (.clk(clk), .we(we), .waddr(wa), .wdata(wd), .re(1'b1), .raddr(ra), .rdata(rd));
+  always @(posedge clk) q <= rd + 32'd1;
+endmodule
+module mrgen_ram_1r1w_64x32 (input wire clk, input wire we, input wire [5:0] waddr, input wire [31:0] wdata,
+    input wire re, input wire [5:0] raddr, output reg [31:0] rdata);
+  reg [31:0] mem [0:63];
+  always @(posedge clk) begin
+    if (we) mem[waddr] <= wdata;
+    if (re) rdata <= mem[raddr];
+  end
+endmodule
+`
+
+// A memory macro appears as a macro in the timing report, not as flip-flops.
+func TestMemoryIsAMacroInTheTimingReport(t *testing.T) {
+	requireTools(t, ASIC)
+	m := &hdl.Module{Name: "withmem", Source: "qor/qor_test.go", Clock: "clk", Ports: []hdl.Port{hdl.In("clk", 1, "clock"),
+		hdl.In("we", 1, ""), hdl.In("wa", 6, ""), hdl.In("wd", 32, ""), hdl.In("ra", 6, ""), hdl.Out("q", 32, "")}}
+	tab := hdl.Table{Name: "tab", Depth: 64, Width: 32}
+	require.True(t, tab.Macro())
+	u := writeUnit(t, "withmem", macroVerilog, m, tab)
+	// The behavioural model is in the same file here: the flow must still black-box it, so give
+	// it its own file as generate does.
+	dir := filepath.Dir(u.Files[0])
+	parts := strings.SplitN(macroVerilog, "module mrgen_ram", 2)
+	require.NoError(t, os.WriteFile(u.Files[0], []byte(parts[0]), 0o644))
+	memFile := filepath.Join(dir, "mrgen_ram_1r1w_64x32.v")
+	require.NoError(t, os.WriteFile(memFile, []byte("module mrgen_ram"+parts[1]), 0o644))
+	u.Files = []string{memFile, u.Files[0]}
+	r, err := RunASIC(context.Background(), u, t.TempDir(), DefaultMacroModel, nil)
+	require.NoError(t, err)
+	require.Equal(t, 1, r.CellTypes["mrgen_ram_1r1w_64x32"], "one macro instance")
+	require.Equal(t, 1, r.Macros)
+	require.Equal(t, 2048, r.MacroBits)
+	require.Less(t, r.Flops, 64, "the memory's 2048 bits are not flip-flops")
+	found := false
+	for _, p := range r.Paths {
+		if p.StartKind == "macro" {
+			found = true
+			require.Equal(t, "u_tab (macro)", p.Start)
+		}
+	}
+	require.True(t, found, "a worst path starts at the macro: %+v", r.Paths)
+	require.Greater(t, r.MacroAreaUM2, 0.0)
+}
+
+func TestMissingToolNamesItsPackage(t *testing.T) {
+	t.Setenv("MRGEN_BLIFFANOUT", "/nonexistent/blifFanout")
+	err := Check(ASIC)
+	require.ErrorIs(t, err, ErrToolMissing)
+	require.ErrorContains(t, err, "Debian package qflow")
+	t.Setenv("MRGEN_OSU018_STDCELLS_LIB", "/nonexistent/osu018.lib")
+	t.Setenv("MRGEN_BLIFFANOUT", "")
+	if Check(ASIC) != nil {
+		require.ErrorContains(t, Check(ASIC), "qflow-tech-osu018")
+	}
+}
+
+func TestParseTargets(t *testing.T) {
+	got, err := ParseTargets("all")
+	require.NoError(t, err)
+	require.Empty(t, cmp.Diff([]Target{ASIC, XCUP, ICE40}, got))
+	_, err = ParseTargets("vivado")
+	require.ErrorContains(t, err, "targets: asic, xcup, ice40, all")
+	got, err = ParseTargets("asic,xcup")
+	require.NoError(t, err)
+	require.Equal(t, []Target{ASIC, XCUP}, got)
+}

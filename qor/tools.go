@@ -1,0 +1,106 @@
+// Package qor measures the quality of results of the generated RTL on three targets, with one
+// command (mrgen qor): ASIC timing in a real standard-cell flow (Yosys to the OSU 0.18 um cells,
+// ABC with a delay target, fanout buffering with qflow's blifFanout, memories as black-box
+// macros with a timing model, OpenSTA with the generated SDC), FPGA logic depth and resources
+// for UltraScale+ (Yosys), and iCE40 place and route (fpga/). Committed budgets hold the
+// figures (budgets.json, checked by make test).
+package qor
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+)
+
+// ErrToolMissing is wrapped by every error about a missing program or data file.
+var ErrToolMissing = errors.New("tool missing")
+
+// tool is a program or file the flows need and the Debian package that installs it.
+type tool struct {
+	name, pkg string
+	paths     []string // candidate locations when it is not on PATH ("" = PATH only)
+	file      bool     // a data file, not a program
+}
+
+var (
+	toolYosys   = tool{name: "yosys", pkg: "yosys"}
+	toolSTA     = tool{name: "sta", pkg: "opensta"}
+	toolFanout  = tool{name: "blifFanout", pkg: "qflow", paths: []string{"/usr/lib/qflow/bin/blifFanout"}}
+	toolLiberty = tool{name: "osu018_stdcells.lib", pkg: "qflow-tech-osu018", file: true,
+		paths: []string{"/usr/share/qflow/tech/osu018/osu018_stdcells.lib"}}
+	toolNextpnr = tool{name: "nextpnr-ice40", pkg: "nextpnr-ice40"}
+)
+
+// find returns the tool's path or an error naming the Debian package.
+func (t tool) find() (string, error) {
+	// MRGEN_<NAME> (MRGEN_BLIFFANOUT, MRGEN_OSU018_STDCELLS_LIB, ...) names the tool's path.
+	if env := os.Getenv("MRGEN_" + envName(t.name)); env != "" {
+		if _, err := os.Stat(env); err != nil {
+			return "", fmt.Errorf("qor: %w: %s not found at MRGEN_%s=%s (Debian package %s); run `make deps`",
+				ErrToolMissing, t.name, envName(t.name), env, t.pkg)
+		}
+		return env, nil
+	}
+	if !t.file {
+		if p, err := exec.LookPath(t.name); err == nil {
+			return p, nil
+		}
+	}
+	for _, p := range t.paths {
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("qor: %w: %s not found (Debian package %s); run `make deps`", ErrToolMissing, t.name, t.pkg)
+}
+
+func envName(s string) string {
+	out := []rune{}
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z':
+			out = append(out, r-'a'+'A')
+		case r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+			out = append(out, r)
+		default:
+			out = append(out, '_')
+		}
+	}
+	return string(out)
+}
+
+// Check reports the first tool a target needs that is missing, naming its Debian package.
+func Check(targets ...Target) error {
+	for _, tg := range targets {
+		var need []tool
+		switch tg {
+		case ASIC:
+			need = []tool{toolYosys, toolSTA, toolFanout, toolLiberty}
+		case XCUP:
+			need = []tool{toolYosys}
+		case ICE40:
+			need = []tool{toolYosys, toolNextpnr}
+		}
+		for _, t := range need {
+			if _, err := t.find(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// absAll returns absolute paths.
+func absAll(files []string) ([]string, error) {
+	out := make([]string, len(files))
+	for i, f := range files {
+		a, err := filepath.Abs(f)
+		if err != nil {
+			return nil, fmt.Errorf("qor: %s: %w", f, err)
+		}
+		out[i] = a
+	}
+	return out, nil
+}
