@@ -236,6 +236,15 @@ func Synth(ctx context.Context, req SynthRequest, log io.Writer) (*Result, error
 	}
 	start = time.Now()
 	if err := run(ctx, log, "nextpnr-ice40", paths["nextpnr_log"], dir, nextpnr, args...); err != nil {
+		// Within the device's LUTs and FFs, a design can still need more logic cells than it
+		// has once they are packed (a cell holds one LUT and one flip-flop): it does not fit.
+		if outOfCells(err.Error()) {
+			res.OverCapacity = fmt.Sprintf("more logic cells than the %d of the device after packing (nextpnr: %s)",
+				board.Capacity.LUTs, errorLines([]byte(err.Error())))
+			res.PnRSeconds = time.Since(start).Seconds()
+			delete(paths, "nextpnr_report")
+			return res, nil
+		}
 		return nil, err
 	}
 	res.PnRSeconds = time.Since(start).Seconds()
@@ -255,6 +264,14 @@ func Synth(ctx context.Context, req SynthRequest, log io.Writer) (*Result, error
 	}
 	res.Utilization = rep.Utilization
 	return res, nil
+}
+
+// outOfCells reports whether a nextpnr error says the packed design has more cells than the
+// device ("no BELs remaining to implement cell type", "Failed to expand region ... of N
+// ICESTORM_LCs").
+func outOfCells(msg string) bool {
+	return strings.Contains(msg, "no BELs remaining") ||
+		strings.Contains(msg, "Failed to expand region") && strings.Contains(msg, "ICESTORM_LC")
 }
 
 // SynthScript is the Yosys script Synth runs, one command per element: read the block and the

@@ -281,3 +281,9 @@ func TestSynthCancelled(t *testing.T) {
 		Files: []string{"testdata/counter32.v"}, TargetMHz: 100, WorkDir: t.TempDir()}, nil)
 	require.ErrorIs(t, err, context.Canceled)
 }
+
+func TestOutOfCells(t *testing.T) {
+	require.True(t, outOfCells("ERROR: Unable to place cell 'x_LC', no BELs remaining to implement cell type 'ICESTORM_LC'"))
+	require.True(t, outOfCells("ERROR: Failed to expand region (0, 0) |_> (33, 33) of 8394 ICESTORM_LCs"))
+	require.False(t, outOfCells("ERROR: syntax error"))
+}

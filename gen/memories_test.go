@@ -80,3 +80,14 @@ func TestSubtreeBytesCountsEveryInstance(t *testing.T) {
 	require.Greater(t, d.SubtreeBytes("parent"), d.SubtreeBytes("leaf"))
 	require.Greater(t, d.SubtreeBytes("leaf"), d.SubtreeBytes("mrgen_ram_1r1w_16x16"))
 }
+
+func TestSubtreeDigestIgnoresTheBanner(t *testing.T) {
+	a, err := Build("parent", []Source{leaf(true), parent()}, testStamp)
+	require.NoError(t, err)
+	other := testStamp
+	other.ConfigName, other.ConfigHash = "y", "def"
+	b, err := Build("parent", []Source{leaf(true), parent()}, other)
+	require.NoError(t, err)
+	require.Equal(t, a.SubtreeDigest("parent"), b.SubtreeDigest("parent"))
+	require.NotEqual(t, a.SubtreeDigest("parent"), a.SubtreeDigest("leaf"))
+}

@@ -152,6 +152,33 @@ func (d *Design) SubtreeBytes(module string) int {
 	return walk(module, 0)
 }
 
+// SubtreeDigest is a digest of the Verilog of module and every module below it, their banners
+// (which name the configuration) left out: two configurations with the same digest give the
+// module the same hardware.
+func (d *Design) SubtreeDigest(module string) string {
+	known := map[string]bool{}
+	for n := range d.texts {
+		known[n] = true
+	}
+	h := sha256.New()
+	var walk func(m string, depth int)
+	walk = func(m string, depth int) {
+		if depth > 64 {
+			return
+		}
+		text := d.texts[m]
+		if i := strings.Index(text, "`resetall"); i >= 0 {
+			text = text[i:]
+		}
+		h.Write([]byte(m + "\n" + text))
+		for _, c := range instancesOf(d.texts[m], known) {
+			walk(c.module, depth+1)
+		}
+	}
+	walk(module, 0)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 // RTLFiles returns the paths of the Verilog files under dir, in dependency order.
 func (d *Design) RTLFiles(dir string) []string {
 	out := make([]string, len(d.Modules))

@@ -79,34 +79,20 @@ var flopTypes = map[string]string{"DFFPOSX1": "Q", "DFFNEGX1": "Q", "DFFSR": "Q"
 // the configuration's generated SDC, its memories at or above the macro threshold as black
 // boxes with the timing model. Work files go to dir.
 func RunASIC(ctx context.Context, u Unit, dir string, model MacroModel, log io.Writer) (*ASICResult, error) {
+	start := time.Now()
+	paths, err := findAll(toolYosys, toolSTA, toolFanout, toolLiberty)
+	if err != nil {
+		return nil, err
+	}
+	yosys, sta, fanout, lib := paths[0], paths[1], paths[2], paths[3]
+	if strings.ContainsAny(lib, " \t\n\"") {
+		return nil, fmt.Errorf("qor: liberty %q: spaces and quotes are not supported", lib)
+	}
 	if log == nil {
 		log = io.Discard
 	}
-	start := time.Now()
-	yosys, err := toolYosys.find()
-	if err != nil {
+	if dir, err = workDir(dir); err != nil {
 		return nil, err
-	}
-	sta, err := toolSTA.find()
-	if err != nil {
-		return nil, err
-	}
-	fanout, err := toolFanout.find()
-	if err != nil {
-		return nil, err
-	}
-	lib, err := toolLiberty.find()
-	if err != nil {
-		return nil, err
-	}
-	if dir, err = filepath.Abs(dir); err != nil {
-		return nil, fmt.Errorf("qor: %w", err)
-	}
-	if strings.ContainsAny(dir+lib, " \t\n\"") {
-		return nil, fmt.Errorf("qor: work directory %q or liberty %q: spaces and quotes are not supported", dir, lib)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("qor: work directory: %w", err)
 	}
 	files, err := absAll(u.logicFiles())
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/mrgen/mrgen/fpga"
@@ -65,29 +66,46 @@ func RunICE40(ctx context.Context, u Unit, dir, board string, cands []Candidate,
 			Wrapper: fpga.WrapperOptions{Version: "qor", Command: "mrgen qor --target ice40",
 				ConfigHash: v.Config.Hash(), RegisteredOutputs: true}}, log)
 	}
-	if r.Result, err = synth(u, "default", false); err != nil {
-		return nil, err
+	// A lower bound of what a design needs: its memory bits, in block RAM or flip-flops. A design
+	// above it cannot fit and is not synthesized (the NIC's would take minutes).
+	ramBits := 4096 * b.Capacity.RAMs
+	tooBig := func(v Unit) string {
+		if v.MemoryBits > ramBits+b.Capacity.FFs {
+			return fmt.Sprintf("not synthesized: its %d memory bits exceed the device's %d block RAM bits and %d flip-flops",
+				v.MemoryBits, ramBits, b.Capacity.FFs)
+		}
+		return ""
 	}
-	r.Fits = r.Result.OverCapacity == ""
-	if r.Fits {
-		r.Seconds = round1(time.Since(start).Seconds())
-		return r, nil
+	if why := tooBig(u); why != "" {
+		r.Note = why
+	} else {
+		if r.Result, err = synth(u, "default", false); err != nil {
+			return nil, err
+		}
+		r.Fits = r.Result.OverCapacity == ""
+		if r.Fits {
+			r.Seconds = round1(time.Since(start).Seconds())
+			return r, nil
+		}
 	}
 	limit := fpga.Resources{LUTs: int(FitFraction * float64(b.Capacity.LUTs)),
 		FFs: int(FitFraction * float64(b.Capacity.FFs)), RAMs: int(FitFraction * float64(b.Capacity.RAMs))}
-	// A lower bound of what a candidate needs: its memory bits, in block RAM or flip-flops.
-	ramBits := 4096 * b.Capacity.RAMs
-	best, bestConfig := -1, ""
-	var bestUnit Unit
+	type fitting struct {
+		share  float64 // the largest share of any resource of the device
+		config string
+		unit   Unit
+	}
+	var fits []fitting
+	tried := map[string]string{u.Digest: "the configuration asked for"}
 	for _, c := range cands {
-		bits := 0
-		for _, t := range c.Unit.Tables {
-			bits += t.Bits()
-		}
 		cf := CandidateFit{Config: c.Config}
-		if bits > ramBits+b.Capacity.FFs {
-			cf.Note = fmt.Sprintf("not synthesized: %d memory bits exceed the device's %d block RAM bits and %d flip-flops",
-				bits, ramBits, b.Capacity.FFs)
+		if same, ok := tried[c.Unit.Digest]; ok && c.Unit.Digest != "" {
+			cf.Note = "not synthesized: the same hardware as " + same
+			r.Candidates = append(r.Candidates, cf)
+			continue
+		}
+		tried[c.Unit.Digest] = c.Config
+		if cf.Note = tooBig(c.Unit); cf.Note != "" {
 			r.Candidates = append(r.Candidates, cf)
 			continue
 		}
@@ -100,20 +118,44 @@ func RunICE40(ctx context.Context, u Unit, dir, board string, cands []Candidate,
 		cf.LUTs, cf.FFs, cf.RAMs = whole.LUTs, whole.FFs, whole.RAMs
 		cf.Fits = whole.Beyond(limit) == ""
 		r.Candidates = append(r.Candidates, cf)
-		if cf.Fits && (best < 0 || cf.LUTs > r.Candidates[best].LUTs) {
-			best, bestConfig, bestUnit = len(r.Candidates)-1, c.Config, c.Unit
+		if cf.Fits {
+			fits = append(fits, fitting{share(whole, b.Capacity), c.Config, c.Unit})
 		}
 	}
 	sort.SliceStable(r.Candidates, func(i, j int) bool { return r.Candidates[i].Config < r.Candidates[j].Config })
-	if best < 0 {
-		r.Note = fmt.Sprintf("no candidate configuration fits in %.0f%% of the %s", 100*FitFraction, b.Device)
-		r.Seconds = round1(time.Since(start).Seconds())
-		return r, nil
+	// The largest (by its fullest resource) first; one whose logic cells do not place after packing gives way to the next.
+	sort.SliceStable(fits, func(i, j int) bool { return fits[i].share > fits[j].share })
+	for _, f := range fits {
+		res, err := synth(f.unit, "fit-"+f.config, false)
+		if err != nil {
+			return nil, err
+		}
+		if res.OverCapacity == "" {
+			r.FitConfig, r.Fit = f.config, res
+			break
+		}
+		for i := range r.Candidates {
+			if r.Candidates[i].Config == f.config {
+				r.Candidates[i].Fits = false
+				r.Candidates[i].Note = res.DoesNotFit()
+			}
+		}
 	}
-	r.FitConfig = bestConfig
-	if r.Fit, err = synth(bestUnit, "fit", false); err != nil {
-		return nil, err
+	if r.Fit == nil {
+		r.Note = strings.TrimPrefix(r.Note+"; ", "; ") +
+			fmt.Sprintf("no candidate configuration fits in %.0f%% of the %s", 100*FitFraction, b.Device)
 	}
 	r.Seconds = round1(time.Since(start).Seconds())
 	return r, nil
+}
+
+// share is the largest fraction of any of the device's resources that use takes.
+func share(use, capacity fpga.Resources) float64 {
+	frac := func(n, c int) float64 {
+		if c == 0 {
+			return 0
+		}
+		return float64(n) / float64(c)
+	}
+	return max(frac(use.LUTs, capacity.LUTs), frac(use.FFs, capacity.FFs), frac(use.RAMs, capacity.RAMs))
 }

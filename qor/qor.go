@@ -55,6 +55,10 @@ type Unit struct {
 	// Tables are the design's memories (one per shape is enough): which are macros, and
 	// their shapes.
 	Tables []hdl.Table
+	// MemoryBits are the bits of the unit's own memories (its instances' of the design).
+	MemoryBits int
+	// Digest identifies its hardware: the Verilog of its subtree without banners.
+	Digest string
 	Config config.Config
 }
 

@@ -177,3 +177,42 @@ func TestParseTargets(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []Target{ASIC, XCUP}, got)
 }
+
+func shiftVerilog(n int) string {
+	return "module shreg (input wire clk, input wire rst_n, input wire d, output wire q);\n" +
+		"  reg [" + itoa(n-1) + ":0] r;\n" +
+		"  always @(posedge clk or negedge rst_n) if (!rst_n) r <= 0; else r <= {r[" + itoa(n-2) + ":0], d};\n" +
+		"  assign q = r[" + itoa(n-1) + "];\nendmodule\n"
+}
+
+// A unit over the device's capacity is placed at the largest candidate that fits in 80% of it;
+// a candidate with the same hardware as one tried is not synthesized again.
+func TestICE40FitSearch(t *testing.T) {
+	requireTools(t, ICE40)
+	m := &hdl.Module{Name: "shreg", Source: "qor/qor_test.go", Clock: "clk", Reset: "rst_n",
+		Ports: []hdl.Port{hdl.In("clk", 1, "clock"), hdl.In("rst_n", 1, "reset"), hdl.In("d", 1, "data"),
+			hdl.Out("q", 1, "data")}}
+	unit := func(n int) Unit {
+		u := writeUnit(t, "shreg", shiftVerilog(n), m)
+		u.Digest = itoa(n)
+		return u
+	}
+	cands := []Candidate{{Config: "small", Unit: unit(1000)}, {Config: "medium", Unit: unit(4000)},
+		{Config: "too-big", Unit: unit(7000)}, {Config: "medium-again", Unit: unit(4000)}}
+	r, err := RunICE40(context.Background(), unit(9000), t.TempDir(), "ice40-hx8k", cands, nil)
+	require.NoError(t, err)
+	require.False(t, r.Fits)
+	require.Contains(t, r.Result.DoesNotFit(), "FFs (7680)")
+	require.Equal(t, "medium", r.FitConfig, "the largest within 80%% of the device: %+v", r.Candidates)
+	require.NotNil(t, r.Fit)
+	require.Greater(t, r.Fit.FmaxMHz, 0.0)
+	for _, c := range r.Candidates {
+		switch c.Config {
+		case "too-big":
+			require.False(t, c.Fits)
+		case "medium-again":
+			require.Contains(t, c.Note, "the same hardware as medium")
+		}
+	}
+	require.Contains(t, r.Summary(), "at medium")
+}

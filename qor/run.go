@@ -42,7 +42,12 @@ func UnitOf(d *gen.Design, dir, name string, c config.Config) (Unit, error) {
 	for _, n := range d.Modules {
 		tables = append(tables, d.Descriptions[n].Tables...)
 	}
-	return Unit{Module: m, Files: d.RTLFiles(dir), Tables: tables, Config: c}, nil
+	bits := 0
+	for _, mi := range d.Memories.Under(name) {
+		bits += mi.Bits
+	}
+	return Unit{Module: m, Files: d.RTLFiles(dir), Tables: tables, MemoryBits: bits, Digest: d.SubtreeDigest(name),
+		Config: c}, nil
 }
 
 // Options configure a QoR run.
@@ -98,7 +103,11 @@ func (r *Report) Unit(name string) (*UnitReport, bool) {
 	return nil, false
 }
 
-// Run measures every unit of the blocks on every target, Jobs units at a time. A unit that
+// targetCost weighs a target's run time per byte of RTL (measured on nic_top: the xcup depth
+// and resource runs together take about twice the ASIC flow's time).
+var targetCost = map[Target]float64{ASIC: 1, XCUP: 2, ICE40: 1}
+
+// Run measures every unit of the blocks on every target, Jobs measurements at a time. A unit that
 // appears in several blocks is measured once, in the first. It returns the report and, when
 // any measurement failed, an error naming them (the report holds what was measured).
 func Run(ctx context.Context, opt Options, blocks []BlockDesign) (*Report, error) {
@@ -116,9 +125,11 @@ func Run(ctx context.Context, opt Options, blocks []BlockDesign) (*Report, error
 	rep := &Report{Config: c.Name, ConfigHash: c.Hash(), Targets: opt.Targets, BudgetFO4: BudgetFO4,
 		BudgetLUTLevels: BudgetLUTLevels, BudgetICE40MHz: BudgetICE40MHz, FO4NS: FO4NS}
 	type job struct {
-		idx  int
-		bd   BlockDesign
-		unit Unit
+		idx    int
+		bd     BlockDesign
+		unit   Unit
+		target Target
+		cost   float64
 	}
 	var jobs []job
 	seen := map[string]bool{}
@@ -140,13 +151,14 @@ func Run(ctx context.Context, opt Options, blocks []BlockDesign) (*Report, error
 				}
 			}
 			rep.Units = append(rep.Units, ur)
-			jobs = append(jobs, job{idx: len(rep.Units) - 1, bd: bd, unit: u})
+			size := float64(bd.Design.SubtreeBytes(name))
+			for _, tg := range opt.Targets {
+				jobs = append(jobs, job{idx: len(rep.Units) - 1, bd: bd, unit: u, target: tg, cost: size * targetCost[tg]})
+			}
 		}
 	}
-	// The largest first, so that the last to finish is a small one.
-	sort.SliceStable(jobs, func(i, j int) bool {
-		return jobs[i].bd.Design.SubtreeBytes(jobs[i].unit.Name()) > jobs[j].bd.Design.SubtreeBytes(jobs[j].unit.Name())
-	})
+	// One job per unit and target, the largest first, so that the last to finish is a small one.
+	sort.SliceStable(jobs, func(i, j int) bool { return jobs[i].cost > jobs[j].cost })
 	var mu sync.Mutex
 	var failed []string
 	work := make(chan job)
@@ -156,24 +168,22 @@ func Run(ctx context.Context, opt Options, blocks []BlockDesign) (*Report, error
 		go func() {
 			defer wg.Done()
 			for j := range work {
-				for _, tg := range opt.Targets {
-					if ctx.Err() != nil {
-						return
-					}
-					t0 := time.Now()
-					line, err := measure(ctx, opt, j.bd.Block, j.unit, tg, &mu, &rep.Units[j.idx])
-					mu.Lock()
-					if err != nil {
-						if rep.Units[j.idx].Errors == nil {
-							rep.Units[j.idx].Errors = map[string]string{}
-						}
-						rep.Units[j.idx].Errors[string(tg)] = err.Error()
-						failed = append(failed, j.unit.Name()+"/"+string(tg))
-						line = "FAILED: " + err.Error()
-					}
-					fmt.Fprintf(opt.Progress, "qor: %-18s %-5s %s (%.0f s)\n", j.unit.Name(), tg, line, time.Since(t0).Seconds())
-					mu.Unlock()
+				if ctx.Err() != nil {
+					return
 				}
+				t0 := time.Now()
+				line, err := measure(ctx, opt, j.bd.Block, j.unit, j.target, &mu, &rep.Units[j.idx])
+				mu.Lock()
+				if err != nil {
+					if rep.Units[j.idx].Errors == nil {
+						rep.Units[j.idx].Errors = map[string]string{}
+					}
+					rep.Units[j.idx].Errors[string(j.target)] = err.Error()
+					failed = append(failed, j.unit.Name()+"/"+string(j.target))
+					line = "FAILED: " + err.Error()
+				}
+				fmt.Fprintf(opt.Progress, "qor: %-18s %-5s %s (%.0f s)\n", j.unit.Name(), j.target, line, time.Since(t0).Seconds())
+				mu.Unlock()
 			}
 		}()
 	}
@@ -244,6 +254,8 @@ func measure(ctx context.Context, opt Options, block string, u Unit, tg Target, 
 // Summary is one line: Fmax and counts, or what does not fit and the configuration that does.
 func (r *ICE40Result) Summary() string {
 	switch {
+	case r.Result == nil && r.Fit != nil:
+		return fmt.Sprintf("%s; at %s: %.1f MHz, %d LUTs", r.Note, r.FitConfig, r.Fit.FmaxMHz, r.Fit.LUTs)
 	case r.Result == nil:
 		return r.Note
 	case r.Fits:

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 )
 
 // ErrToolMissing is wrapped by every error about a missing program or data file.
@@ -103,4 +104,33 @@ func absAll(files []string) ([]string, error) {
 		out[i] = a
 	}
 	return out, nil
+}
+
+// findAll finds every tool, or reports the first missing.
+func findAll(tools ...tool) ([]string, error) {
+	out := make([]string, len(tools))
+	for i, t := range tools {
+		p, err := t.find()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = p
+	}
+	return out, nil
+}
+
+// workDir makes dir (absolute, created) ready for a flow's files; Yosys and OpenSTA scripts
+// name its files unquoted, so it may not hold spaces or quotes.
+func workDir(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("qor: work directory: %w", err)
+	}
+	if strings.ContainsAny(abs, " \t\n\"") {
+		return "", fmt.Errorf("qor: work directory %q: spaces and quotes are not supported", abs)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return "", fmt.Errorf("qor: work directory: %w", err)
+	}
+	return abs, nil
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -78,19 +77,16 @@ var (
 // RunXCUP measures the unit's LUT6 depth and its UltraScale+ resources on part.
 // With resources false only the depth is measured.
 func RunXCUP(ctx context.Context, u Unit, dir string, part Part, resources bool, log io.Writer) (*XCUPResult, error) {
-	if log == nil {
-		log = io.Discard
-	}
 	start := time.Now()
 	yosys, err := toolYosys.find()
 	if err != nil {
 		return nil, err
 	}
-	if dir, err = filepath.Abs(dir); err != nil {
-		return nil, fmt.Errorf("qor: %w", err)
+	if log == nil {
+		log = io.Discard
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("qor: work directory: %w", err)
+	if dir, err = workDir(dir); err != nil {
+		return nil, err
 	}
 	top := u.Name()
 	p := func(n string) string { return filepath.Join(dir, n) }
@@ -113,7 +109,11 @@ func RunXCUP(ctx context.Context, u Unit, dir string, part Part, resources bool,
 	res := strings.Join([]string{yosysRead(all), "hierarchy -check -top " + top,
 		"synth_xilinx -family xcup -uram -noiopad -noclkbuf -flatten -top " + top,
 		"tee -q -o " + logs["stat"] + " stat"}, "\n") + "\n"
-	for k, text := range map[string]string{"depth_script": depth, "stubs": stubs, "resource_script": res} {
+	scripts := map[string]string{"depth_script": depth, "stubs": stubs}
+	if resources {
+		scripts["resource_script"] = res
+	}
+	for k, text := range scripts {
 		if err := os.WriteFile(logs[k], []byte(text), 0o644); err != nil {
 			return nil, fmt.Errorf("qor: %w", err)
 		}
@@ -220,15 +220,5 @@ func parseStatCells(stat string) map[string]int {
 		n, _ := strconv.Atoi(m[2])
 		out[strings.TrimPrefix(m[1], "$")] = n
 	}
-	return out
-}
-
-// sortedKeys lists a map's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }

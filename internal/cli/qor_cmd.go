@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -115,15 +116,26 @@ func newQoRCmd(g *globals) *cobra.Command {
 			if g.verbose {
 				opt.Log = g.stderr
 			}
+			// The fit search's designs, generated once per block and configuration (the
+			// measurements of a block's units run at once).
+			var fitMu sync.Mutex
+			fitDesigns := map[string]qor.BlockDesign{}
 			opt.Candidates = func(block, unit string) ([]qor.Candidate, error) {
+				fitMu.Lock()
+				defer fitMu.Unlock()
 				var out2 []qor.Candidate
 				for _, fc := range fitCfgs {
 					if fc.Name == c.Name {
 						continue
 					}
-					bd, err := qorDesign(block, fc, g.configPath, filepath.Join(out, "rtl-fit", fc.Name, block))
-					if err != nil {
-						return nil, err
+					key := fc.Name + "/" + block
+					bd, ok := fitDesigns[key]
+					if !ok {
+						var err error
+						if bd, err = qorDesign(block, fc, g.configPath, filepath.Join(out, "rtl-fit", fc.Name, block)); err != nil {
+							return nil, err
+						}
+						fitDesigns[key] = bd
 					}
 					u, err := qor.UnitOf(bd.Design, bd.Dir, unit, fc)
 					if err != nil {
