@@ -22,7 +22,8 @@ func TestQoRUsageErrors(t *testing.T) {
 		{[]string{"qor", "--update-budgets"}, "--update-budgets needs --budgets FILE"},
 		{[]string{"qor", "--block", "sack", "--unit", "nope"}, "--unit nope: no such unit"},
 	} {
-		code, _, errOut := run(t, append([]string{"--config", defaultConfigPath()}, tc.args...)...)
+		args := append([]string{"--config", defaultConfigPath()}, tc.args...)
+		code, _, errOut := run(t, append(args, "--out", t.TempDir())...)
 		require.Equal(t, ExitUsage, code, errOut)
 		require.Contains(t, errOut, tc.want)
 	}
