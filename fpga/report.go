@@ -115,6 +115,31 @@ type pathNode struct {
 	Port string `json:"port"`
 }
 
+// ParseUtilization reads the device utilisation of a nextpnr --report file (a --pack-only run
+// writes it too, counted after packing).
+func ParseUtilization(data []byte) (map[string]Utilization, error) {
+	var r nextpnrReport
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("fpga: nextpnr report: %w", err)
+	}
+	if len(r.Utilization) == 0 {
+		return nil, fmt.Errorf("fpga: nextpnr report has no \"utilization\"")
+	}
+	return r.Utilization, nil
+}
+
+// Share is the fraction of the device the kinds of cell take, the fullest of them (0 for a
+// kind the utilisation does not list).
+func Share(u map[string]Utilization, kinds ...string) float64 {
+	most := 0.0
+	for _, k := range kinds {
+		if x, ok := u[k]; ok && x.Available > 0 {
+			most = max(most, float64(x.Used)/float64(x.Available))
+		}
+	}
+	return most
+}
+
 // ParsePnRReport reads a nextpnr-ice40 --report JSON file and picks the entry of clockPort,
 // the name of the top-level clock input. nextpnr names the clock by its net after global
 // promotion ("clk$SB_IO_IN_$glb_clk"), so the entry is the one named clockPort or starting with

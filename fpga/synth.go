@@ -43,9 +43,11 @@ type SynthRequest struct {
 	// missing. Empty means a new temporary directory, which is kept (its paths are in the Result).
 	WorkDir string
 	Seed    int // nextpnr placement seed; 0 leaves nextpnr's default
-	// SynthOnly stops after synthesis (cell counts, no place-and-route and no Fmax).
-	SynthOnly bool
-	Wrapper   WrapperOptions // banner of the generated wrapper
+	// PackOnly stops once nextpnr has packed the design into the device's cells: the cell
+	// counts and the packed Utilization (logic cells hold a LUT and a flip-flop each, so the
+	// packed count is what fills the device), no placement and no Fmax.
+	PackOnly bool
+	Wrapper  WrapperOptions // banner of the generated wrapper
 }
 
 // Result is what one synthesis run measured. The JSON tags follow DESIGN.md's `mrgen synth
@@ -128,7 +130,7 @@ func Synth(ctx context.Context, req SynthRequest, log io.Writer) (*Result, error
 		return nil, err
 	}
 	nextpnr := ""
-	if board.PlaceAndRoute() && !req.SynthOnly {
+	if board.PlaceAndRoute() {
 		if nextpnr, err = lookTool("nextpnr-ice40"); err != nil {
 			return nil, err
 		}
@@ -162,7 +164,7 @@ func Synth(ctx context.Context, req SynthRequest, log io.Writer) (*Result, error
 		"sdc":          sdc,
 		"yosys_script": strings.Join(script, "\n") + "\n",
 	}
-	if board.PlaceAndRoute() && !req.SynthOnly {
+	if board.PlaceAndRoute() {
 		pcf, err := w.PCF(board)
 		if err != nil {
 			return nil, err
@@ -211,7 +213,7 @@ func Synth(ctx context.Context, req SynthRequest, log io.Writer) (*Result, error
 	whole := Resources{LUTs: r.LUTs + res.WrapperOverhead.LUTs, FFs: r.FFs + res.WrapperOverhead.FFs,
 		RAMs: r.RAMs + res.WrapperOverhead.RAMs}
 	res.OverCapacity = whole.Beyond(board.Capacity)
-	if !board.PlaceAndRoute() || req.SynthOnly {
+	if !board.PlaceAndRoute() {
 		return res, nil
 	}
 	if res.OverCapacity != "" {
@@ -234,6 +236,9 @@ func Synth(ctx context.Context, req SynthRequest, log io.Writer) (*Result, error
 	if req.Seed != 0 {
 		args = append(args, "--seed", strconv.Itoa(req.Seed))
 	}
+	if req.PackOnly {
+		args = append(args, "--pack-only")
+	}
 	start = time.Now()
 	if err := run(ctx, log, "nextpnr-ice40", paths["nextpnr_log"], dir, nextpnr, args...); err != nil {
 		// Within the device's LUTs and FFs, a design can still need more logic cells than it
@@ -251,6 +256,12 @@ func Synth(ctx context.Context, req SynthRequest, log io.Writer) (*Result, error
 	data, err = os.ReadFile(paths["nextpnr_report"])
 	if err != nil {
 		return nil, fmt.Errorf("fpga: reading the nextpnr report: %w", err)
+	}
+	if req.PackOnly {
+		if res.Utilization, err = ParseUtilization(data); err != nil {
+			return nil, err
+		}
+		return res, nil
 	}
 	rep, err := ParsePnRReport(data, ClockPin)
 	if err != nil {

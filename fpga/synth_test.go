@@ -287,3 +287,21 @@ func TestOutOfCells(t *testing.T) {
 	require.True(t, outOfCells("ERROR: Failed to expand region (0, 0) |_> (33, 33) of 8394 ICESTORM_LCs"))
 	require.False(t, outOfCells("ERROR: syntax error"))
 }
+
+func TestPackedUtilization(t *testing.T) {
+	u, err := ParseUtilization([]byte(`{"critical_paths": [], "fmax": {}, "utilization": {"ICESTORM_LC": ` +
+		`{"available": 7680, "used": 7553}, "ICESTORM_RAM": {"available": 32, "used": 25}, "SB_IO": {"available": 256, "used": 11}}}`))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		kinds []string
+		want  float64
+	}{
+		{[]string{"ICESTORM_LC", "ICESTORM_RAM"}, 7553.0 / 7680},
+		{[]string{"ICESTORM_RAM"}, 25.0 / 32},
+		{[]string{"ICESTORM_PLL"}, 0},
+	} {
+		require.InDelta(t, tc.want, Share(u, tc.kinds...), 1e-9, "%v", tc.kinds)
+	}
+	_, err = ParseUtilization([]byte(`{"fmax": {}}`))
+	require.ErrorContains(t, err, "no \"utilization\"")
+}

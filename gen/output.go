@@ -134,49 +134,44 @@ func checkNoInlineArrays(module, text string) error {
 // SubtreeBytes is the size of the Verilog of module and every module below it, counted once
 // per instance: a measure of how much there is to synthesize.
 func (d *Design) SubtreeBytes(module string) int {
-	known := map[string]bool{}
-	for n := range d.texts {
-		known[n] = true
-	}
-	var walk func(m string, depth int) int
-	walk = func(m string, depth int) int {
-		if depth > 64 {
-			return 0
-		}
-		n := len(d.texts[m])
-		for _, c := range instancesOf(d.texts[m], known) {
-			n += walk(c.module, depth+1)
-		}
-		return n
-	}
-	return walk(module, 0)
+	n := 0
+	d.walkInstances(module, func(m string) { n += len(d.texts[m]) })
+	return n
 }
 
 // SubtreeDigest is a digest of the Verilog of module and every module below it, their banners
 // (which name the configuration) left out: two configurations with the same digest give the
 // module the same hardware.
 func (d *Design) SubtreeDigest(module string) string {
-	known := map[string]bool{}
-	for n := range d.texts {
-		known[n] = true
-	}
 	h := sha256.New()
-	var walk func(m string, depth int)
-	walk = func(m string, depth int) {
-		if depth > 64 {
-			return
-		}
+	d.walkInstances(module, func(m string) {
 		text := d.texts[m]
 		if i := strings.Index(text, "`resetall"); i >= 0 {
 			text = text[i:]
 		}
 		h.Write([]byte(m + "\n" + text))
+	})
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// walkInstances visits module and, depth first, every module instantiated below it, once per
+// instance (64 levels at most).
+func (d *Design) walkInstances(module string, visit func(m string)) {
+	known := map[string]bool{}
+	for n := range d.texts {
+		known[n] = true
+	}
+	var walk func(m string, depth int)
+	walk = func(m string, depth int) {
+		if depth > 64 {
+			return
+		}
+		visit(m)
 		for _, c := range instancesOf(d.texts[m], known) {
 			walk(c.module, depth+1)
 		}
 	}
 	walk(module, 0)
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 // RTLFiles returns the paths of the Verilog files under dir, in dependency order.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -38,18 +39,26 @@ type ICE40Result struct {
 	Seconds    float64        `json:"seconds"`
 }
 
-// CandidateFit is one candidate's synthesis counts (block and wrapper).
+// CandidateFit is one candidate's synthesis counts (block and wrapper) and how full of the
+// device it packs.
 type CandidateFit struct {
-	Config string `json:"config"`
-	LUTs   int    `json:"luts"`
-	FFs    int    `json:"ffs"`
-	RAMs   int    `json:"rams"`
-	Fits   bool   `json:"fits"`           // within FitFraction of the device
-	Note   string `json:"note,omitempty"` // why it was not synthesized
+	Config string  `json:"config"`
+	LUTs   int     `json:"luts"`
+	FFs    int     `json:"ffs"`
+	RAMs   int     `json:"rams"`
+	Share  float64 `json:"share"`          // the fullest of its packed logic cells and RAMs
+	Fits   bool    `json:"fits"`           // within FitFraction of the device
+	Note   string  `json:"note,omitempty"` // why it was not synthesized
 }
 
+// packedKinds are the iCE40 cells a design fills the device with, as nextpnr counts them after
+// packing (a logic cell holds one LUT and one flip-flop, which do not always pair up).
+var packedKinds = []string{"ICESTORM_LC", "ICESTORM_RAM"}
+
 // RunICE40 synthesizes, places and routes the unit on board (the fpga flow and its wrapper).
-func RunICE40(ctx context.Context, u Unit, dir, board string, cands []Candidate, log io.Writer) (*ICE40Result, error) {
+// When it does not fit, cands gives the unit at the other configurations (asked for only then).
+func RunICE40(ctx context.Context, u Unit, dir, board string, cands func() ([]Candidate, error),
+	log io.Writer) (*ICE40Result, error) {
 	start := time.Now()
 	b, err := fpga.LookupBoard(board)
 	if err != nil {
@@ -60,9 +69,9 @@ func RunICE40(ctx context.Context, u Unit, dir, board string, cands []Candidate,
 		r.Note = "combinational: measured inside the blocks that use it (the board wrapper needs a clock)"
 		return r, nil
 	}
-	synth := func(v Unit, sub string, only bool) (*fpga.Result, error) {
+	synth := func(v Unit, sub string, packOnly bool) (*fpga.Result, error) {
 		return fpga.Synth(ctx, fpga.SynthRequest{Board: b.Name, Module: v.Module, Files: v.Files,
-			TargetMHz: v.Config.TargetClockMHz, WorkDir: filepath.Join(dir, sub), Seed: 1, SynthOnly: only,
+			TargetMHz: v.Config.TargetClockMHz, WorkDir: filepath.Join(dir, sub), Seed: 1, PackOnly: packOnly,
 			Wrapper: fpga.WrapperOptions{Version: "qor", Command: "mrgen qor --target ice40",
 				ConfigHash: v.Config.Hash(), RegisteredOutputs: true}}, log)
 	}
@@ -88,8 +97,12 @@ func RunICE40(ctx context.Context, u Unit, dir, board string, cands []Candidate,
 			return r, nil
 		}
 	}
-	limit := fpga.Resources{LUTs: int(FitFraction * float64(b.Capacity.LUTs)),
-		FFs: int(FitFraction * float64(b.Capacity.FFs)), RAMs: int(FitFraction * float64(b.Capacity.RAMs))}
+	var candidates []Candidate
+	if cands != nil {
+		if candidates, err = cands(); err != nil {
+			return nil, err
+		}
+	}
 	type fitting struct {
 		share  float64 // the largest share of any resource of the device
 		config string
@@ -97,7 +110,7 @@ func RunICE40(ctx context.Context, u Unit, dir, board string, cands []Candidate,
 	}
 	var fits []fitting
 	tried := map[string]string{u.Digest: "the configuration asked for"}
-	for _, c := range cands {
+	for _, c := range candidates {
 		cf := CandidateFit{Config: c.Config}
 		if same, ok := tried[c.Unit.Digest]; ok && c.Unit.Digest != "" {
 			cf.Note = "not synthesized: the same hardware as " + same
@@ -116,14 +129,18 @@ func RunICE40(ctx context.Context, u Unit, dir, board string, cands []Candidate,
 		whole := fpga.Resources{LUTs: res.LUTs + res.WrapperOverhead.LUTs, FFs: res.FFs + res.WrapperOverhead.FFs,
 			RAMs: res.RAMs + res.WrapperOverhead.RAMs}
 		cf.LUTs, cf.FFs, cf.RAMs = whole.LUTs, whole.FFs, whole.RAMs
-		cf.Fits = whole.Beyond(limit) == ""
+		share := 0.0
+		if res.OverCapacity == "" {
+			share = fpga.Share(res.Utilization, packedKinds...)
+			cf.Share, cf.Fits = math.Round(share*1000)/1000, share <= FitFraction
+		}
 		r.Candidates = append(r.Candidates, cf)
 		if cf.Fits {
-			fits = append(fits, fitting{share(whole, b.Capacity), c.Config, c.Unit})
+			fits = append(fits, fitting{share, c.Config, c.Unit})
 		}
 	}
 	sort.SliceStable(r.Candidates, func(i, j int) bool { return r.Candidates[i].Config < r.Candidates[j].Config })
-	// The largest (by its fullest resource) first; one whose logic cells do not place after packing gives way to the next.
+	// The fullest first; one that does not place after all gives way to the next.
 	sort.SliceStable(fits, func(i, j int) bool { return fits[i].share > fits[j].share })
 	for _, f := range fits {
 		res, err := synth(f.unit, "fit-"+f.config, false)
@@ -147,15 +164,4 @@ func RunICE40(ctx context.Context, u Unit, dir, board string, cands []Candidate,
 	}
 	r.Seconds = round1(time.Since(start).Seconds())
 	return r, nil
-}
-
-// share is the largest fraction of any of the device's resources that use takes.
-func share(use, capacity fpga.Resources) float64 {
-	frac := func(n, c int) float64 {
-		if c == 0 {
-			return 0
-		}
-		return float64(n) / float64(c)
-	}
-	return max(frac(use.LUTs, capacity.LUTs), frac(use.FFs, capacity.FFs), frac(use.RAMs, capacity.RAMs))
 }

@@ -199,7 +199,8 @@ func TestICE40FitSearch(t *testing.T) {
 	}
 	cands := []Candidate{{Config: "small", Unit: unit(1000)}, {Config: "medium", Unit: unit(4000)},
 		{Config: "too-big", Unit: unit(7000)}, {Config: "medium-again", Unit: unit(4000)}}
-	r, err := RunICE40(context.Background(), unit(9000), t.TempDir(), "ice40-hx8k", cands, nil)
+	r, err := RunICE40(context.Background(), unit(9000), t.TempDir(), "ice40-hx8k",
+		func() ([]Candidate, error) { return cands, nil }, nil)
 	require.NoError(t, err)
 	require.False(t, r.Fits)
 	require.Contains(t, r.Result.DoesNotFit(), "FFs (7680)")
@@ -210,6 +211,9 @@ func TestICE40FitSearch(t *testing.T) {
 		switch c.Config {
 		case "too-big":
 			require.False(t, c.Fits)
+			require.Greater(t, c.Share, FitFraction, "packed: %+v", c)
+		case "medium":
+			require.Greater(t, c.Share, 0.5, "packed: 4000 flip-flops of 7680 cells: %+v", c)
 		case "medium-again":
 			require.Contains(t, c.Note, "the same hardware as medium")
 		}

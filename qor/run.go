@@ -60,7 +60,8 @@ type Options struct {
 	Board   string
 	// DepthOnly makes the xcup target measure LUT depth only, not resources (the fast gate).
 	DepthOnly bool
-	// Candidates returns a unit at other configurations for the iCE40 fit search (nil: none).
+	// Candidates returns a unit at other configurations for the iCE40 fit search (nil: none);
+	// it is called only for a unit that does not fit at its own.
 	Candidates func(block, unit string) ([]Candidate, error)
 	Progress   io.Writer // one line per finished measurement
 	Log        io.Writer // tool command lines (-v)
@@ -232,12 +233,9 @@ func measure(ctx context.Context, opt Options, block string, u Unit, tg Target, 
 		}
 		return fmt.Sprintf("%d LUT6 levels, %d LUTs, %d FFs, %d RAMB36, %d URAM", r.LUTLevels, r.LUTs, r.FFs, r.RAMB36, r.URAM), nil
 	case ICE40:
-		var cands []Candidate
+		var cands func() ([]Candidate, error)
 		if opt.Candidates != nil {
-			var err error
-			if cands, err = opt.Candidates(block, u.Name()); err != nil {
-				return "", err
-			}
+			cands = func() ([]Candidate, error) { return opt.Candidates(block, u.Name()) }
 		}
 		r, err := RunICE40(ctx, u, dir, opt.Board, cands, opt.Log)
 		if err != nil {
