@@ -22,6 +22,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -66,20 +68,23 @@ type Result struct {
 	TimingMet *bool `json:"timing_met,omitempty"`
 	// CriticalPath says which path limits FmaxMHz: "START (file:line) -> END (file:line) (into
 	// CELL.PORT): N logic levels, T ns (...)"; see CriticalPath.Describe.
-	CriticalPath    string                 `json:"critical_path,omitempty"`
-	Cells           map[string]int         `json:"cells"`            // the block's cells by type
-	WrapperOverhead Resources              `json:"wrapper_overhead"` // the wrapper's own cells
-	Utilization     map[string]Utilization `json:"utilization,omitempty"`
-	Seed            int                    `json:"seed,omitempty"`
-	Note            string                 `json:"note,omitempty"`
+	CriticalPath    string         `json:"critical_path,omitempty"`
+	Cells           map[string]int `json:"cells"`            // the block's cells by type
+	WrapperOverhead Resources      `json:"wrapper_overhead"` // the wrapper's own cells
+	// Utilization is nextpnr's count of the whole design's cells: after placement, or after
+	// packing when the design was not placed.
+	Utilization map[string]Utilization `json:"utilization,omitempty"`
+	Seed        int                    `json:"seed,omitempty"`
+	Note        string                 `json:"note,omitempty"`
 	// OverCapacity names the resources the synthesized design (block and wrapper) needs beyond
 	// the device's, with the device's amount in parentheses ("36846 LUTs (7680), 216 RAMs
-	// (32)"); place-and-route is then not attempted, since it can only fail.
+	// (32)"), or, within them, the packed cells ("9464 ICESTORM_LC (7680)"); placement is then
+	// not attempted, since it can only fail.
 	OverCapacity string  `json:"over_capacity,omitempty"`
 	SynthSeconds float64 `json:"synth_seconds"`
 	PnRSeconds   float64 `json:"pnr_seconds,omitempty"`
 	// LogPaths names every file the run wrote: wrapper, pcf, sdc, yosys_script, yosys_log,
-	// netlist, nextpnr_log, nextpnr_report.
+	// netlist, pack_log, pack_report (nextpnr --pack-only), nextpnr_log, nextpnr_report.
 	LogPaths map[string]string `json:"logs"`
 }
 
@@ -170,6 +175,8 @@ func Synth(ctx context.Context, req SynthRequest, log io.Writer) (*Result, error
 			return nil, err
 		}
 		paths["pcf"] = filepath.Join(dir, w.Name+".pcf")
+		paths["pack_log"] = filepath.Join(dir, "nextpnr-pack.log")
+		paths["pack_report"] = filepath.Join(dir, "nextpnr-pack-report.json")
 		paths["nextpnr_log"] = filepath.Join(dir, "nextpnr.log")
 		paths["nextpnr_report"] = filepath.Join(dir, "nextpnr-report.json")
 		outputs["pcf"] = pcf
@@ -217,17 +224,37 @@ func Synth(ctx context.Context, req SynthRequest, log io.Writer) (*Result, error
 		return res, nil
 	}
 	if res.OverCapacity != "" {
-		delete(paths, "nextpnr_log")
-		delete(paths, "nextpnr_report")
+		for _, k := range []string{"pack_log", "pack_report", "nextpnr_log", "nextpnr_report"} {
+			delete(paths, k)
+		}
 		return res, nil
 	}
 	res.Seed = req.Seed
 
+	// Pack: the cells the design takes once nextpnr has paired LUTs with flip-flops (under a
+	// second). A design that packs into more cells than the device has is not placed.
+	common := slices.Clip(append(append([]string{}, board.Nextpnr...), "--json", paths["netlist"], "--pcf", paths["pcf"]))
+	start = time.Now()
+	if err := run(ctx, log, "nextpnr-ice40", paths["pack_log"], dir, nextpnr, append(common, "--pack-only",
+		"--report", paths["pack_report"], "--quiet", "--log", paths["pack_log"])...); err != nil {
+		return nil, err
+	}
+	data, err = os.ReadFile(paths["pack_report"])
+	if err != nil {
+		return nil, fmt.Errorf("fpga: reading the nextpnr pack report: %w", err)
+	}
+	if res.Utilization, err = ParseUtilization(data); err != nil {
+		return nil, err
+	}
+	res.PnRSeconds = time.Since(start).Seconds()
+	if res.OverCapacity = overPacked(res.Utilization); res.OverCapacity != "" || req.PackOnly {
+		delete(paths, "nextpnr_log")
+		delete(paths, "nextpnr_report")
+		return res, nil
+	}
+
 	// Place and route.
-	args := append([]string{}, board.Nextpnr...)
-	args = append(args,
-		"--json", paths["netlist"],
-		"--pcf", paths["pcf"],
+	args := append(common,
 		"--freq", strconv.Itoa(req.TargetMHz),
 		"--timing-allow-fail",
 		"--report", paths["nextpnr_report"],
@@ -236,9 +263,6 @@ func Synth(ctx context.Context, req SynthRequest, log io.Writer) (*Result, error
 	if req.Seed != 0 {
 		args = append(args, "--seed", strconv.Itoa(req.Seed))
 	}
-	if req.PackOnly {
-		args = append(args, "--pack-only")
-	}
 	start = time.Now()
 	if err := run(ctx, log, "nextpnr-ice40", paths["nextpnr_log"], dir, nextpnr, args...); err != nil {
 		// Within the device's LUTs and FFs, a design can still need more logic cells than it
@@ -246,13 +270,13 @@ func Synth(ctx context.Context, req SynthRequest, log io.Writer) (*Result, error
 		if outOfCells(err.Error()) {
 			res.OverCapacity = fmt.Sprintf("more logic cells than the %d of the device after packing (nextpnr: %s)",
 				board.Capacity.LUTs, errorLines([]byte(err.Error())))
-			res.PnRSeconds = time.Since(start).Seconds()
+			res.PnRSeconds += time.Since(start).Seconds()
 			delete(paths, "nextpnr_report")
 			return res, nil
 		}
 		return nil, err
 	}
-	res.PnRSeconds = time.Since(start).Seconds()
+	res.PnRSeconds += time.Since(start).Seconds()
 	data, err = os.ReadFile(paths["nextpnr_report"])
 	if err != nil {
 		return nil, fmt.Errorf("fpga: reading the nextpnr report: %w", err)
@@ -275,6 +299,23 @@ func Synth(ctx context.Context, req SynthRequest, log io.Writer) (*Result, error
 	}
 	res.Utilization = rep.Utilization
 	return res, nil
+}
+
+// overPacked names the kinds of cell a packed design needs more of than the device has, as
+// "9464 ICESTORM_LC (7680)", joined by ", "; "" when it packs into the device.
+func overPacked(u map[string]Utilization) string {
+	var kinds []string
+	for k := range u {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	var over []string
+	for _, k := range kinds {
+		if u[k].Used > u[k].Available {
+			over = append(over, fmt.Sprintf("%d %s (%d)", u[k].Used, k, u[k].Available))
+		}
+	}
+	return strings.Join(over, ", ")
 }
 
 // outOfCells reports whether a nextpnr error says the packed design has more cells than the

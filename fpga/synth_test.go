@@ -305,3 +305,36 @@ func TestPackedUtilization(t *testing.T) {
 	_, err = ParseUtilization([]byte(`{"fmax": {}}`))
 	require.ErrorContains(t, err, "no \"utilization\"")
 }
+
+func TestOverPacked(t *testing.T) {
+	for _, tc := range []struct {
+		u    map[string]Utilization
+		want string
+	}{
+		{map[string]Utilization{"ICESTORM_LC": {Used: 7553, Available: 7680}}, ""},
+		{map[string]Utilization{"ICESTORM_LC": {Used: 9464, Available: 7680}, "ICESTORM_RAM": {Used: 20, Available: 32}},
+			"9464 ICESTORM_LC (7680)"},
+		{map[string]Utilization{"ICESTORM_RAM": {Used: 33, Available: 32}, "ICESTORM_LC": {Used: 7681, Available: 7680}},
+			"7681 ICESTORM_LC (7680), 33 ICESTORM_RAM (32)"},
+	} {
+		require.Equal(t, tc.want, overPacked(tc.u))
+	}
+}
+
+// A pack-only run counts the packed cells and stops there: no placement, no Fmax.
+func TestSynthPackOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("synthesis takes seconds; skipped with -short")
+	}
+	tooltest.Require(t, "yosys", "nextpnr-ice40")
+	res, err := Synth(context.Background(), SynthRequest{Board: "ice40-hx8k", Module: counter32Module(),
+		Files: []string{"testdata/counter32.v"}, TargetMHz: 100, WorkDir: t.TempDir(), PackOnly: true}, nil)
+	require.NoError(t, err)
+	require.Empty(t, res.OverCapacity)
+	lc := res.Utilization["ICESTORM_LC"].Used
+	require.GreaterOrEqual(t, lc, res.FFs+res.WrapperOverhead.FFs)
+	require.Zero(t, res.FmaxMHz)
+	require.Nil(t, res.TimingMet)
+	require.Contains(t, res.LogPaths, "pack_report")
+	require.NotContains(t, res.LogPaths, "nextpnr_report")
+}
