@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -35,20 +33,24 @@ type ICE40Result struct {
 	FitConfig  string         `json:"fit_config,omitempty"`
 	Fit        *fpga.Result   `json:"fit,omitempty"`
 	Candidates []CandidateFit `json:"candidates,omitempty"`
-	Note       string         `json:"note,omitempty"`
-	Seconds    float64        `json:"seconds"`
+	// CoarseBits is the asked-for configuration's coarse size (CoarseBits), when the fit
+	// search compared the candidates with it.
+	CoarseBits int     `json:"coarse_bits,omitempty"`
+	Note       string  `json:"note,omitempty"`
+	Seconds    float64 `json:"seconds"`
 }
 
 // CandidateFit is one candidate's synthesis counts (block and wrapper) and how full of the
 // device it packs.
 type CandidateFit struct {
-	Config string  `json:"config"`
-	LUTs   int     `json:"luts"`
-	FFs    int     `json:"ffs"`
-	RAMs   int     `json:"rams"`
-	Share  float64 `json:"share"`          // the fullest of its packed logic cells and RAMs
-	Fits   bool    `json:"fits"`           // within FitFraction of the device
-	Note   string  `json:"note,omitempty"` // why it was not synthesized
+	Config     string  `json:"config"`
+	CoarseBits int     `json:"coarse_bits,omitempty"` // the order of the search (CoarseBits)
+	LUTs       int     `json:"luts"`
+	FFs        int     `json:"ffs"`
+	RAMs       int     `json:"rams"`
+	Share      float64 `json:"share"`          // the fullest of its packed logic cells and RAMs
+	Fits       bool    `json:"fits"`           // within FitFraction of the device
+	Note       string  `json:"note,omitempty"` // why it was not synthesized
 }
 
 // packedKinds are the iCE40 cells a design fills the device with, as nextpnr counts them after
@@ -103,60 +105,8 @@ func RunICE40(ctx context.Context, u Unit, dir, board string, cands func() ([]Ca
 			return nil, err
 		}
 	}
-	type fitting struct {
-		share  float64 // the largest share of any resource of the device
-		config string
-		unit   Unit
-	}
-	var fits []fitting
-	tried := map[string]string{u.Digest: "the configuration asked for"}
-	for _, c := range candidates {
-		cf := CandidateFit{Config: c.Config}
-		if same, ok := tried[c.Unit.Digest]; ok && c.Unit.Digest != "" {
-			cf.Note = "not synthesized: the same hardware as " + same
-			r.Candidates = append(r.Candidates, cf)
-			continue
-		}
-		tried[c.Unit.Digest] = c.Config
-		if cf.Note = tooBig(c.Unit); cf.Note != "" {
-			r.Candidates = append(r.Candidates, cf)
-			continue
-		}
-		res, err := synth(c.Unit, "fit-"+c.Config, true)
-		if err != nil {
-			return nil, fmt.Errorf("qor: %s at %s: %w", u.Name(), c.Config, err)
-		}
-		whole := fpga.Resources{LUTs: res.LUTs + res.WrapperOverhead.LUTs, FFs: res.FFs + res.WrapperOverhead.FFs,
-			RAMs: res.RAMs + res.WrapperOverhead.RAMs}
-		cf.LUTs, cf.FFs, cf.RAMs = whole.LUTs, whole.FFs, whole.RAMs
-		share := 0.0
-		if res.OverCapacity == "" {
-			share = fpga.Share(res.Utilization, packedKinds...)
-			cf.Share, cf.Fits = math.Round(share*1000)/1000, share <= FitFraction
-		}
-		r.Candidates = append(r.Candidates, cf)
-		if cf.Fits {
-			fits = append(fits, fitting{share, c.Config, c.Unit})
-		}
-	}
-	sort.SliceStable(r.Candidates, func(i, j int) bool { return r.Candidates[i].Config < r.Candidates[j].Config })
-	// The fullest first; one that does not place after all gives way to the next.
-	sort.SliceStable(fits, func(i, j int) bool { return fits[i].share > fits[j].share })
-	for _, f := range fits {
-		res, err := synth(f.unit, "fit-"+f.config, false)
-		if err != nil {
-			return nil, err
-		}
-		if res.OverCapacity == "" {
-			r.FitConfig, r.Fit = f.config, res
-			break
-		}
-		for i := range r.Candidates {
-			if r.Candidates[i].Config == f.config {
-				r.Candidates[i].Fits = false
-				r.Candidates[i].Note = res.DoesNotFit()
-			}
-		}
+	if err := r.fitSearch(ctx, u, candidates, dir, b.Capacity, tooBig, synth, log); err != nil {
+		return nil, err
 	}
 	if r.Fit == nil {
 		r.Note = strings.TrimPrefix(r.Note+"; ", "; ") +

@@ -185,8 +185,9 @@ func shiftVerilog(n int) string {
 		"  assign q = r[" + itoa(n-1) + "];\nendmodule\n"
 }
 
-// A unit over the device's capacity is placed at the largest candidate that fits in 80% of it;
-// a candidate with the same hardware as one tried is not synthesized again.
+// A unit over the device's capacity is placed at the largest candidate that fits in 80% of it,
+// found by bisection over the candidates' coarse size: a candidate with the same hardware as one
+// tried, one not smaller than the unit and one below a fitting probe are not synthesized.
 func TestICE40FitSearch(t *testing.T) {
 	requireTools(t, ICE40)
 	m := &hdl.Module{Name: "shreg", Source: "qor/qor_test.go", Clock: "clk", Reset: "rst_n",
@@ -198,7 +199,8 @@ func TestICE40FitSearch(t *testing.T) {
 		return u
 	}
 	cands := []Candidate{{Config: "small", Unit: unit(1000)}, {Config: "medium", Unit: unit(4000)},
-		{Config: "too-big", Unit: unit(7000)}, {Config: "medium-again", Unit: unit(4000)}}
+		{Config: "too-big", Unit: unit(7000)}, {Config: "medium-again", Unit: unit(4000)},
+		{Config: "huge", Unit: unit(12000)}}
 	r, err := RunICE40(context.Background(), unit(9000), t.TempDir(), "ice40-hx8k",
 		func() ([]Candidate, error) { return cands, nil }, nil)
 	require.NoError(t, err)
@@ -216,7 +218,25 @@ func TestICE40FitSearch(t *testing.T) {
 			require.Greater(t, c.Share, 0.5, "packed: 4000 flip-flops of 7680 cells: %+v", c)
 		case "medium-again":
 			require.Contains(t, c.Note, "the same hardware as medium")
+		case "small":
+			require.Contains(t, c.Note, "not synthesized: smaller", "below a probe that fits: %+v", c)
+			require.Zero(t, c.LUTs+c.FFs)
+		case "huge":
+			require.Contains(t, c.Note, "not smaller", "%+v", c)
+			require.Greater(t, c.CoarseBits, r.CoarseBits)
 		}
 	}
 	require.Contains(t, r.Summary(), "at medium")
+}
+
+func TestParseWireBits(t *testing.T) {
+	stat := "\n=== sub ===\n\n   Number of wire bits:   12\n\n=== top ===\n\n   Number of wires:    3\n" +
+		"   Number of wire bits:          30922\n   Number of public wire bits:   25932\n"
+	n, err := parseWireBits(stat, "top")
+	require.NoError(t, err)
+	require.Equal(t, 30922, n)
+	_, err = parseWireBits(stat, "other")
+	require.ErrorContains(t, err, "no module other")
+	_, err = parseWireBits("=== top ===\n", "top")
+	require.ErrorContains(t, err, "no wire-bit count")
 }
