@@ -31,6 +31,18 @@ func (r Resources) Beyond(capacity Resources) string {
 	return strings.Join(over, ", ")
 }
 
+// Share is how full of capacity r is: its fullest resource's fraction (resources the device
+// has none of are left out).
+func (r Resources) Share(capacity Resources) float64 {
+	share := 0.0
+	for _, x := range [][2]int{{r.LUTs, capacity.LUTs}, {r.FFs, capacity.FFs}, {r.RAMs, capacity.RAMs}} {
+		if x[1] > 0 && float64(x[0])/float64(x[1]) > share {
+			share = float64(x[0]) / float64(x[1])
+		}
+	}
+	return share
+}
+
 // Utilization is one resource line of a nextpnr report.
 type Utilization struct {
 	Used      int `json:"used"`

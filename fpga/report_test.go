@@ -217,3 +217,22 @@ func TestNetlistCells(t *testing.T) {
 	_, err = ParseNetlist([]byte("not json"))
 	require.ErrorContains(t, err, "yosys netlist")
 }
+
+func TestResourcesShare(t *testing.T) {
+	hx8k := Resources{LUTs: 7680, FFs: 7680, RAMs: 32}
+	for _, tc := range []struct {
+		name string
+		r    Resources
+		want float64
+	}{
+		{"LUTs fullest", Resources{LUTs: 3840, FFs: 768, RAMs: 8}, 0.5},
+		{"RAMs fullest", Resources{LUTs: 768, FFs: 768, RAMs: 24}, 0.75},
+		{"over the device", Resources{LUTs: 9216}, 1.2},
+		{"empty", Resources{}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.InDelta(t, tc.want, tc.r.Share(hx8k), 1e-9)
+		})
+	}
+	require.InDelta(t, 0.5, Resources{LUTs: 10, RAMs: 4}.Share(Resources{LUTs: 20}), 1e-9, "no RAMs on the device: left out")
+}

@@ -88,6 +88,12 @@ type Result struct {
 	LogPaths map[string]string `json:"logs"`
 }
 
+// Whole is what the synthesized design takes, block and wrapper.
+func (r *Result) Whole() Resources {
+	return Resources{LUTs: r.LUTs + r.WrapperOverhead.LUTs, FFs: r.FFs + r.WrapperOverhead.FFs,
+		RAMs: r.RAMs + r.WrapperOverhead.RAMs}
+}
+
 // DoesNotFit says what the design needs beyond the device ("does not fit: needs ..."), or ""
 // when it is within the device's capacity.
 func (r *Result) DoesNotFit() string {
@@ -217,9 +223,7 @@ func Synth(ctx context.Context, req SynthRequest, log io.Writer) (*Result, error
 		return nil, err
 	}
 	res.WrapperOverhead = board.Count(own)
-	whole := Resources{LUTs: r.LUTs + res.WrapperOverhead.LUTs, FFs: r.FFs + res.WrapperOverhead.FFs,
-		RAMs: r.RAMs + res.WrapperOverhead.RAMs}
-	res.OverCapacity = whole.Beyond(board.Capacity)
+	res.OverCapacity = res.Whole().Beyond(board.Capacity)
 	if !board.PlaceAndRoute() {
 		return res, nil
 	}

@@ -150,9 +150,8 @@ func (r *ICE40Result) fitSearch(ctx context.Context, u Unit, candidates []Candid
 		if err != nil {
 			return false, fmt.Errorf("qor: %s at %s: %w", u.Name(), order[i].c.Config, err)
 		}
-		cf.LUTs = res.LUTs + res.WrapperOverhead.LUTs
-		cf.FFs = res.FFs + res.WrapperOverhead.FFs
-		cf.RAMs = res.RAMs + res.WrapperOverhead.RAMs
+		whole := res.Whole()
+		cf.LUTs, cf.FFs, cf.RAMs = whole.LUTs, whole.FFs, whole.RAMs
 		cf.Note = ""
 		if res.OverCapacity == "" {
 			share := fpga.Share(res.Utilization, packedKinds...)
@@ -227,12 +226,5 @@ func selfShare(res *fpga.Result, capacity fpga.Resources) float64 {
 	if s := fpga.Share(res.Utilization, packedKinds...); s > 0 {
 		return s
 	}
-	share := 0.0
-	for _, p := range [][2]int{{res.LUTs + res.WrapperOverhead.LUTs, capacity.LUTs},
-		{res.FFs + res.WrapperOverhead.FFs, capacity.FFs}, {res.RAMs + res.WrapperOverhead.RAMs, capacity.RAMs}} {
-		if p[1] > 0 {
-			share = math.Max(share, float64(p[0])/float64(p[1]))
-		}
-	}
-	return share
+	return res.Whole().Share(capacity)
 }
