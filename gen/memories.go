@@ -74,7 +74,10 @@ func memorySources(srcs []Source) []Source {
 var instLine = regexp.MustCompile(`^\s*(?:([a-z][a-z0-9_]*)\s+|\)\s*)(u_[a-z0-9_]+)\s*\($`)
 var modLine = regexp.MustCompile(`^\s*([a-z][a-z0-9_]*)\s+(?:#\(|u_)`)
 
-type childInst struct{ module, name string }
+type childInst struct {
+	module, name string
+	params       bool // instanced with a parameter list
+}
 
 // instancesOf lists the instances of known modules in a rendered module's text, in order.
 func instancesOf(text string, known map[string]bool) []childInst {
@@ -84,6 +87,7 @@ func instancesOf(text string, known map[string]bool) []childInst {
 		if m := modLine.FindStringSubmatch(line); m != nil && known[m[1]] {
 			pending = m[1]
 		}
+		paramd := pending != ""
 		m := instLine.FindStringSubmatch(line)
 		if m == nil {
 			continue
@@ -91,9 +95,11 @@ func instancesOf(text string, known map[string]bool) []childInst {
 		mod := m[1]
 		if mod == "" {
 			mod = pending
+		} else {
+			paramd = false
 		}
 		if known[mod] {
-			out = append(out, childInst{mod, m[2]})
+			out = append(out, childInst{module: mod, name: m[2], params: paramd})
 		}
 		pending = ""
 	}

@@ -174,6 +174,40 @@ func (d *Design) walkInstances(module string, visit func(m string)) {
 	walk(module, 0)
 }
 
+// Parts walks the instances below module and stops at the modules isPart accepts: it returns
+// those, each with its instance count, the bytes of the Verilog left above them (the glue, one
+// count per instance as SubtreeBytes), and the parts instanced with a parameter list (whose
+// hardware is not the module's own).
+func (d *Design) Parts(module string, isPart func(string) bool) (parts map[string]int, glueBytes int, withParams []string) {
+	known := map[string]bool{}
+	for n := range d.texts {
+		known[n] = true
+	}
+	parts = map[string]int{}
+	seenParam := map[string]bool{}
+	var walk func(m string, depth int)
+	walk = func(m string, depth int) {
+		if depth > 64 {
+			return
+		}
+		glueBytes += len(d.texts[m])
+		for _, c := range instancesOf(d.texts[m], known) {
+			if !isPart(c.module) {
+				walk(c.module, depth+1)
+				continue
+			}
+			parts[c.module]++
+			if c.params && !seenParam[c.module] {
+				seenParam[c.module] = true
+				withParams = append(withParams, c.module)
+			}
+		}
+	}
+	walk(module, 0)
+	sort.Strings(withParams)
+	return parts, glueBytes, withParams
+}
+
 // RTLFiles returns the paths of the Verilog files under dir, in dependency order.
 func (d *Design) RTLFiles(dir string) []string {
 	out := make([]string, len(d.Modules))

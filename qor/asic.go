@@ -37,16 +37,21 @@ type ASICResult struct {
 	Levels      int     `json:"levels"`
 	Paths       []Path  `json:"paths"` // the three worst, one per endpoint
 	// Area: standard cells (Yosys stat with the liberty), and the macros' model area.
-	CellAreaUM2  float64           `json:"cell_area_um2"`
-	MacroAreaUM2 float64           `json:"macro_area_um2"`
-	Cells        int               `json:"cells"`
-	Flops        int               `json:"flops"`
-	Macros       int               `json:"macros"`
-	MacroBits    int               `json:"macro_bits"`
-	CellTypes    map[string]int    `json:"cell_types"`
-	Note         string            `json:"note,omitempty"`
-	Seconds      float64           `json:"seconds"`
-	Logs         map[string]string `json:"logs"`
+	CellAreaUM2  float64        `json:"cell_area_um2"`
+	MacroAreaUM2 float64        `json:"macro_area_um2"`
+	Cells        int            `json:"cells"`
+	Flops        int            `json:"flops"`
+	Macros       int            `json:"macros"`
+	MacroBits    int            `json:"macro_bits"`
+	CellTypes    map[string]int `json:"cell_types"`
+	Note         string         `json:"note,omitempty"`
+	// ComposedOf names the parts measured on their own and linked in (compose.go).
+	ComposedOf []string          `json:"composed_of,omitempty"`
+	Seconds    float64           `json:"seconds"`
+	Logs       map[string]string `json:"logs"`
+	// netlists are the gate-level netlists OpenSTA linked: the unit's and its parts'.
+	netlists []string
+	names    map[string]string // netlist instance -> RTL name
 }
 
 // abcScript maps to the liberty with the delay target (ps) and buffers and sizes inside the
@@ -114,18 +119,28 @@ func RunASIC(ctx context.Context, u Unit, dir string, model MacroModel, log io.W
 		stubs = "// no macros\n"
 	}
 	inputs := append(files, logs["macro_stubs"])
-	script := strings.Join([]string{
-		"read_liberty -lib " + lib,
+	boxes := (*partBoxes)(nil)
+	if len(u.Parts) > 0 {
+		boxes = newPartBoxes(u.Parts)
+		for _, pt := range u.Parts {
+			if pt.ASIC == nil || len(pt.ASIC.netlists) == 0 {
+				return nil, fmt.Errorf("qor: %s: its part %s has no ASIC netlist", top, pt.Name)
+			}
+		}
+	}
+	script := scriptLines(
+		"read_liberty -lib "+lib,
 		yosysRead(inputs),
-		"hierarchy -check -top " + top,
-		"synth -flatten -top " + top + " -run :fine",
+		"hierarchy -check -top "+top,
+		u.blackboxParts(),
+		"synth -flatten -top "+top+" -run :fine",
 		"opt -fast -full", "memory_map", "opt -full", "techmap", "opt -fast",
-		"dfflibmap -liberty " + lib, "opt",
+		"dfflibmap -liberty "+lib, "opt",
 		fmt.Sprintf("abc -liberty %s -script %s", lib, logs["abc_script"]),
 		"opt_clean -purge", "setundef -zero", "rename -enumerate",
 		fmt.Sprintf("tee -q -o %s stat -liberty %s", p("asic-stat.txt"), lib),
-		"write_blif -gates -cname -buf BUFX2 A Y -true - vdd -false - gnd -undef - gnd " + p("mapped.blif"),
-	}, "\n") + "\n"
+		"write_blif -gates -cname -buf BUFX2 A Y -true - vdd -false - gnd -undef - gnd "+p("mapped.blif"),
+	)
 	for k, text := range map[string]string{"yosys_script": script, "abc_script": abcScript(int(period * 1000)), "macro_stubs": stubs,
 		"macro_liberty": model.Liberty(macros), "sdc": sdc} {
 		if err := os.WriteFile(logs[k], []byte(text), 0o644); err != nil {
@@ -147,7 +162,10 @@ func RunASIC(ctx context.Context, u Unit, dir string, model MacroModel, log io.W
 	for _, t := range macros {
 		isMacro[t.MemModule()] = true
 	}
-	state := nl.prepare(isMacro, flopTypes)
+	state, err := nl.prepare(isMacro, flopTypes, boxes)
+	if err != nil {
+		return nil, fmt.Errorf("qor: %s: %w", top, err)
+	}
 	if err := os.WriteFile(p("fanout-in.blif"), nl.write(), 0o644); err != nil {
 		return nil, fmt.Errorf("qor: %w", err)
 	}
@@ -189,15 +207,32 @@ func RunASIC(ctx context.Context, u Unit, dir string, model MacroModel, log io.W
 	if err != nil {
 		return nil, fmt.Errorf("qor: after blifFanout: %w", err)
 	}
-	v, names := final.writeVerilog(isMacro, flopTypes, state)
+	v, names := final.writeVerilog(isMacro, flopTypes, state, boxes)
 	if err := os.WriteFile(logs["netlist"], v, 0o644); err != nil {
 		return nil, fmt.Errorf("qor: %w", err)
+	}
+	// A part's registers are named through its instance: u_rx/ff_n12 is u_rx.<its RTL name>.
+	netlists := []string{logs["netlist"]}
+	if boxes != nil {
+		for _, path := range boxes.inst {
+			pt, _ := u.partOf(boxes.typeOf[path])
+			inst := safeIdent(path)
+			if names[inst] != path {
+				continue
+			}
+			for k, rtl := range pt.ASIC.names {
+				names[inst+"/"+k] = path + "." + rtl
+			}
+		}
+		for _, pt := range u.Parts {
+			netlists = appendUnique(netlists, pt.ASIC.netlists...)
+		}
 	}
 	libs := []string{lib}
 	if len(macros) > 0 {
 		libs = append(libs, logs["macro_liberty"])
 	}
-	if err := os.WriteFile(logs["sta_script"], []byte(staScript(libs, logs["netlist"], top, logs["sdc"])), 0o644); err != nil {
+	if err := os.WriteFile(logs["sta_script"], []byte(staScript(libs, netlists, top, logs["sdc"])), 0o644); err != nil {
 		return nil, fmt.Errorf("qor: %w", err)
 	}
 	out, err := runTool(ctx, log, dir, logs["sta_report"], sta, "-no_init", "-exit", logs["sta_script"])
@@ -213,7 +248,7 @@ func RunASIC(ctx context.Context, u Unit, dir string, model MacroModel, log io.W
 	}
 	res := &ASICResult{Unit: top, Library: "osu018 (qflow-tech-osu018)", Stage: "pre-layout",
 		ClockMHz: u.Config.Timing.ASICClockMHz, PeriodNS: period, WNSNS: rep.WNS, TNSNS: rep.TNS,
-		Paths: rep.Paths, CellTypes: map[string]int{}, Logs: logs}
+		Paths: rep.Paths, CellTypes: map[string]int{}, Logs: logs, netlists: netlists, names: names}
 	if len(rep.Paths) > 0 {
 		w := rep.Paths[0]
 		d := w.DelayNS
@@ -226,7 +261,13 @@ func RunASIC(ctx context.Context, u Unit, dir string, model MacroModel, log io.W
 		res.CriticalNS, res.Start, res.End, res.Levels = round3(d), w.Start, w.End, w.Levels
 		res.CriticalFO4 = round1(d / FO4NS)
 	}
+	var own []gate
 	for _, g := range final.gates {
+		if pt, ok := u.partOf(g.typ); ok {
+			res.addPart(pt.ASIC)
+			continue
+		}
+		own = append(own, g)
 		res.CellTypes[g.typ]++
 		switch {
 		case isMacro[g.typ]:
@@ -239,16 +280,44 @@ func RunASIC(ctx context.Context, u Unit, dir string, model MacroModel, log io.W
 		}
 	}
 	for _, t := range macros {
-		n := res.CellTypes[t.MemModule()]
+		n := ownCount(own, t.MemModule())
 		res.MacroAreaUM2 += float64(n) * model.Area(t)
 		res.MacroBits += n * t.Bits()
 	}
-	res.CellAreaUM2, err = cellArea(final, lib)
+	area, err := cellArea(&netlist{gates: own}, lib)
 	if err != nil {
 		return nil, err
 	}
+	res.CellAreaUM2 = round1(res.CellAreaUM2 + area)
+	res.MacroAreaUM2 = round1(res.MacroAreaUM2)
+	if len(u.Parts) > 0 {
+		res.ComposedOf = u.partNames()
+	}
 	res.Seconds = round1(time.Since(start).Seconds())
 	return res, nil
+}
+
+// addPart adds one instance of a part's cells and area.
+func (r *ASICResult) addPart(p *ASICResult) {
+	for t, n := range p.CellTypes {
+		r.CellTypes[t] += n
+	}
+	r.Cells += p.Cells
+	r.Flops += p.Flops
+	r.Macros += p.Macros
+	r.MacroBits += p.MacroBits
+	r.CellAreaUM2 += p.CellAreaUM2
+	r.MacroAreaUM2 += p.MacroAreaUM2
+}
+
+func ownCount(gates []gate, typ string) int {
+	n := 0
+	for _, g := range gates {
+		if g.typ == typ {
+			n++
+		}
+	}
+	return n
 }
 
 var fanoutRE = regexp.MustCompile(`Number of gates changed: (\d+)`)

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/mrgen/mrgen/hdl"
 )
 
 // A gate-level netlist as Yosys writes it in BLIF (write_blif -gates -cname, constants as the
@@ -142,7 +144,7 @@ var busPins = map[string]bool{"waddr": true, "wdata": true, "raddr": true, "rdat
 // state elements: for a flip-flop, the RTL register bit it holds (its Q net); for a macro, its
 // instance path; keyed by the renamed net they drive (a flip-flop's Q, a macro's rdata_0_),
 // which blifFanout keeps.
-func (nl *netlist) prepare(macros map[string]bool, flops map[string]string) map[string]string {
+func (nl *netlist) prepare(macros map[string]bool, flops map[string]string, boxes *partBoxes) (map[string]string, error) {
 	ports := map[string]bool{"vdd": true, "gnd": true}
 	for _, p := range append(append([]string{}, nl.inputs...), nl.outputs...) {
 		ports[p] = true
@@ -167,7 +169,22 @@ func (nl *netlist) prepare(macros map[string]bool, flops map[string]string) map[
 			p := &g.pins[pi]
 			orig := p.net
 			p.net = netName(p.net)
-			if macros[g.typ] {
+			if boxes.has(g.typ) {
+				out, err := boxes.rename(g.typ, p)
+				if err != nil {
+					return nil, err
+				}
+				if out {
+					own := "mq_" + strconv.Itoa(len(bufs))
+					bufs = append(bufs, gate{typ: "BUFX2", pins: []pinConn{{"A", own}, {"Y", p.net}}})
+					p.net = own
+					if !boxes.named[g.cname] && g.cname != "" {
+						boxes.named[g.cname] = true
+						boxes.typeOf[g.cname] = g.typ
+						boxes.inst[own] = g.cname
+					}
+				}
+			} else if macros[g.typ] {
 				if base, i, ok := busBit(p.pin); ok {
 					p.pin = fmt.Sprintf("%s_%d_", base, i)
 				} else if busPins[p.pin] {
@@ -190,7 +207,105 @@ func (nl *netlist) prepare(macros map[string]bool, flops map[string]string) map[
 		g.cname = ""
 	}
 	nl.gates = append(nl.gates, bufs...)
-	return state
+	return state, nil
+}
+
+// partBoxes are the parts of a composed unit as cells of its netlist: their pins renamed for
+// blifFanout (P<k>, which it parses, where Yosys writes now[3]), and back to their ports for
+// the Verilog OpenSTA links against the parts' own netlists.
+type partBoxes struct {
+	ports  map[string]map[string]hdl.Port // part module -> port name -> port
+	pins   map[string]map[string]partPin  // part module -> renamed pin -> its port bit
+	alias  map[string]map[string]string   // part module -> Yosys pin -> renamed pin
+	inst   map[string]string              // the net of an instance's first output -> its path
+	named  map[string]bool                // instance paths in inst
+	typeOf map[string]string              // instance path -> part module
+}
+
+type partPin struct {
+	port string
+	bit  int
+	bus  bool
+}
+
+func newPartBoxes(parts []SubUnit) *partBoxes {
+	b := &partBoxes{ports: map[string]map[string]hdl.Port{}, pins: map[string]map[string]partPin{},
+		alias: map[string]map[string]string{}, inst: map[string]string{}, named: map[string]bool{},
+		typeOf: map[string]string{}}
+	for _, pt := range parts {
+		ports := map[string]hdl.Port{}
+		for _, p := range pt.Module.Ports {
+			ports[p.Name] = p
+		}
+		b.ports[pt.Name] = ports
+		b.pins[pt.Name] = map[string]partPin{}
+		b.alias[pt.Name] = map[string]string{}
+	}
+	return b
+}
+
+func (b *partBoxes) has(typ string) bool { return b != nil && b.ports[typ] != nil }
+
+// rename gives a part's pin its blifFanout name and says whether it is an output.
+func (b *partBoxes) rename(typ string, p *pinConn) (bool, error) {
+	port, bit, bus := busBit(p.pin)
+	pp, ok := b.ports[typ][port]
+	if !ok {
+		return false, fmt.Errorf("qor: the netlist connects pin %s of %s, which has no port %s", p.pin, typ, port)
+	}
+	a, ok := b.alias[typ][p.pin]
+	if !ok {
+		a = "P" + strconv.Itoa(len(b.alias[typ]))
+		b.alias[typ][p.pin] = a
+		b.pins[typ][a] = partPin{port: port, bit: bit, bus: bus}
+	}
+	p.pin = a
+	return pp.Dir == hdl.Output, nil
+}
+
+// instance renders a part's cell as a Verilog instance of its module: pins back to ports, a
+// bus's bits concatenated (a bit the netlist does not connect: gnd in, a dangling wire out).
+func (b *partBoxes) instance(g gate, inst string, ident func(string) string, dangling func() string) string {
+	type bits map[int]string
+	conn := map[string]bits{}
+	var order []string
+	for _, p := range g.pins {
+		pp := b.pins[g.typ][p.pin]
+		if conn[pp.port] == nil {
+			conn[pp.port] = bits{}
+			order = append(order, pp.port)
+		}
+		conn[pp.port][pp.bit] = ident(p.net)
+	}
+	sort.Strings(order)
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%s %s (", g.typ, inst)
+	for i, name := range order {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		port := b.ports[g.typ][name]
+		c := conn[name]
+		if port.Width == 1 && c[0] != "" && len(c) == 1 {
+			fmt.Fprintf(&sb, ".%s(%s)", name, c[0])
+			continue
+		}
+		parts := make([]string, 0, port.Width)
+		for k := port.Width - 1; k >= 0; k-- {
+			n, ok := c[k]
+			switch {
+			case ok:
+			case port.Dir == hdl.Output:
+				n = dangling()
+			default:
+				n = "gnd"
+			}
+			parts = append(parts, n)
+		}
+		fmt.Fprintf(&sb, ".%s({%s})", name, strings.Join(parts, ", "))
+	}
+	sb.WriteString(");\n")
+	return sb.String()
 }
 
 // verilogIdent makes a net name a Verilog identifier: ports keep their names (a bus bit is
@@ -205,7 +320,7 @@ func safeIdent(s string) string { return unsafeRE.ReplaceAllString(s, "_") }
 // writeVerilog renders the netlist as structural Verilog for OpenSTA. Instances are named by
 // kind: ff_<net> for a flip-flop (its Q net), mem_<net> for a macro (its rdata[0] net), g<k>
 // for other cells; names maps every instance name to what a report should call it.
-func (nl *netlist) writeVerilog(macros map[string]bool, flops map[string]string, state map[string]string) ([]byte, map[string]string) {
+func (nl *netlist) writeVerilog(macros map[string]bool, flops map[string]string, state map[string]string, boxes *partBoxes) ([]byte, map[string]string) {
 	type port struct {
 		name  string
 		width int // 0: scalar
@@ -253,7 +368,29 @@ func (nl *netlist) writeVerilog(macros map[string]bool, flops map[string]string,
 	var body bytes.Buffer
 	names := map[string]string{}
 	used := map[string]bool{}
+	dangling := func() string {
+		id := "nc" + strconv.Itoa(len(wires))
+		wires = append(wires, id)
+		return id
+	}
 	for k, g := range nl.gates {
+		if boxes.has(g.typ) {
+			// Named by its instance path, so its pins read u_rx/ff_n12/D in OpenSTA's report.
+			inst := ""
+			for _, p := range g.pins {
+				if path, ok := boxes.inst[p.net]; ok {
+					inst = safeIdent(path)
+					names[inst] = path
+					break
+				}
+			}
+			if inst == "" || used[inst] {
+				inst = "g" + strconv.Itoa(k)
+			}
+			used[inst] = true
+			body.WriteString(boxes.instance(g, inst, ident, dangling))
+			continue
+		}
 		inst := ""
 		for _, p := range g.pins {
 			if q, ok := flops[g.typ]; ok && p.pin == q {

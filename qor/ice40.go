@@ -87,8 +87,24 @@ func RunICE40(ctx context.Context, u Unit, dir, board string, cands func() ([]Ca
 		}
 		return ""
 	}
-	if why := tooBig(u); why != "" {
-		r.Note = why
+	// A part that does not fit makes its parent not fit; a part that fits at no candidate, its
+	// parent at none (each candidate of the parent holds the part at that configuration).
+	for _, pt := range u.Parts {
+		pr := pt.ICE40
+		if pr == nil || pt.Module.Clock == "" || pr.Fits {
+			continue
+		}
+		r.Note = fmt.Sprintf("not synthesized: its part %s does not fit (%s)", pt.Name, pr.overWhat())
+		if pr.Fit == nil {
+			r.Note += fmt.Sprintf("; no candidate configuration fits: %s fits at none", pt.Name)
+			r.Seconds = round1(time.Since(start).Seconds())
+			return r, nil
+		}
+	}
+	if why := tooBig(u); r.Note != "" || why != "" {
+		if r.Note == "" {
+			r.Note = why
+		}
 	} else {
 		if r.Result, err = synth(u, "default", false); err != nil {
 			return nil, err
@@ -114,4 +130,12 @@ func RunICE40(ctx context.Context, u Unit, dir, board string, cands func() ([]Ca
 	}
 	r.Seconds = round1(time.Since(start).Seconds())
 	return r, nil
+}
+
+// overWhat says why the unit does not fit at the configuration asked for.
+func (r *ICE40Result) overWhat() string {
+	if r.Result != nil && r.Result.OverCapacity != "" {
+		return r.Result.OverCapacity
+	}
+	return strings.SplitN(r.Note, ";", 2)[0]
 }

@@ -85,6 +85,16 @@ func TestParseSTA(t *testing.T) {
 	require.Equal(t, "output", q.EndKind)
 	require.Equal(t, 1, q.Levels)
 
+	// A long hierarchical name makes OpenSTA put the point's kind on the next line.
+	names["u_window/ff_n40"] = "u_window.rate_q[7]"
+	wrapped := strings.Replace(strings.Replace(staSample, "Endpoint: mem_n40 (rising",
+		"Endpoint: u_window/ff_n40\n          (rising", 1), "Startpoint: ff_n12 (rising", "Startpoint: ff_n12\n  (rising", 1)
+	rep, err = parseSTA(wrapped, 4.0, names)
+	require.NoError(t, err)
+	require.Equal(t, "u_rx.in_q_psn[3]", rep.Paths[0].Start)
+	require.Equal(t, "u_window.rate_q[7]", rep.Paths[0].End)
+	require.Equal(t, "register", rep.Paths[0].EndKind)
+
 	_, err = parseSTA("Error: no design\n", 4, nil)
 	require.ErrorContains(t, err, "no wns")
 	_, err = parseSTA(strings.Replace(staSample, "3.107   slack (MET)", "", 1), 4, names)
@@ -108,14 +118,15 @@ func TestBLIFPrepareAndVerilog(t *testing.T) {
 	require.Len(t, nl.gates, 3)
 	require.Equal(t, "u_x.u_tab", nl.gates[1].cname)
 	macros := map[string]bool{"mrgen_ram_1r1w_16x2": true}
-	state := nl.prepare(macros, flopTypes)
+	state, err := nl.prepare(macros, flopTypes, nil)
+	require.NoError(t, err)
 	require.Len(t, nl.gates, 5, "a BUFX2 after each macro output")
 	out := string(nl.write())
 	require.Contains(t, out, "rdata_0_=mq_0")
 	require.Contains(t, out, ".gate BUFX2 A=mq_0 Y=")
 	require.NotContains(t, out, "[0]=", "no bus pins left on the macro")
 	require.NotContains(t, out, "u_x.q", "internal nets renamed")
-	v, names := nl.writeVerilog(macros, flopTypes, state)
+	v, names := nl.writeVerilog(macros, flopTypes, state, nil)
 	require.Contains(t, string(v), "input [1:0] a;")
 	require.Contains(t, string(v), "wire vdd = 1'b1;")
 	var ff, mem string

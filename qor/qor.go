@@ -60,6 +60,9 @@ type Unit struct {
 	// Digest identifies its hardware: the Verilog of its subtree without banners.
 	Digest string
 	Config config.Config
+	// Parts are the units below it measured on their own, whose results it is composed of
+	// (compose.go); none: it is measured whole.
+	Parts []SubUnit
 }
 
 // Name is the unit's module name.

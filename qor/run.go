@@ -60,6 +60,8 @@ type Options struct {
 	Board   string
 	// DepthOnly makes the xcup target measure LUT depth only, not resources (the fast gate).
 	DepthOnly bool
+	// Whole measures every unit whole, none composed of the units below it (compose.go).
+	Whole bool
 	// Candidates returns a unit at other configurations for the iCE40 fit search (nil: none);
 	// it is called only for a unit that does not fit at its own.
 	Candidates func(block, unit string) ([]Candidate, error)
@@ -104,9 +106,11 @@ func (r *Report) Unit(name string) (*UnitReport, bool) {
 	return nil, false
 }
 
-// targetCost weighs a target's run time per byte of RTL (measured on nic_top: the xcup depth
-// and resource runs together take about twice the ASIC flow's time).
-var targetCost = map[Target]float64{ASIC: 1, XCUP: 2, ICE40: 1}
+// targetCost weighs a target's run time per byte of RTL: the xcup depth and resource runs
+// together take about twice the ASIC flow's time (nic_top whole), and an ice40 job with its fit
+// search the longest of a unit's (rx_acker's 730 s at the default configuration), so it starts
+// early rather than last.
+var targetCost = map[Target]float64{ASIC: 1, XCUP: 2, ICE40: 3}
 
 // Run measures every unit of the blocks on every target, Jobs measurements at a time. A unit that
 // appears in several blocks is measured once, in the first. It returns the report and, when
@@ -126,20 +130,26 @@ func Run(ctx context.Context, opt Options, blocks []BlockDesign) (*Report, error
 	rep := &Report{Config: c.Name, ConfigHash: c.Hash(), Targets: opt.Targets, BudgetFO4: BudgetFO4,
 		BudgetLUTLevels: BudgetLUTLevels, BudgetICE40MHz: BudgetICE40MHz, FO4NS: FO4NS}
 	type job struct {
-		idx    int
-		bd     BlockDesign
-		unit   Unit
-		target Target
-		cost   float64
+		idx        int
+		bd         BlockDesign
+		unit       Unit
+		target     Target
+		cost       float64
+		waiting    int   // parts' jobs not finished yet
+		dependents []int // jobs composed of this one
 	}
-	var jobs []job
-	seen := map[string]bool{}
+	type entry struct {
+		idx  int
+		bd   BlockDesign
+		unit Unit
+	}
+	var units []entry
+	byName := map[string]int{}
 	for _, bd := range blocks {
 		for _, name := range bd.Units {
-			if seen[name] {
+			if _, seen := byName[name]; seen {
 				continue
 			}
-			seen[name] = true
 			u, err := UnitOf(bd.Design, bd.Dir, name, bd.Config)
 			if err != nil {
 				return nil, err
@@ -152,28 +162,78 @@ func Run(ctx context.Context, opt Options, blocks []BlockDesign) (*Report, error
 				}
 			}
 			rep.Units = append(rep.Units, ur)
-			size := float64(bd.Design.SubtreeBytes(name))
-			for _, tg := range opt.Targets {
-				jobs = append(jobs, job{idx: len(rep.Units) - 1, bd: bd, unit: u, target: tg, cost: size * targetCost[tg]})
-			}
+			byName[name] = len(units)
+			units = append(units, entry{idx: len(rep.Units) - 1, bd: bd, unit: u})
 		}
 	}
-	// One job per unit and target, the largest first, so that the last to finish is a small one.
-	sort.SliceStable(jobs, func(i, j int) bool { return jobs[i].cost > jobs[j].cost })
+	// A unit with measured units below it (the same hardware: equal digests, no parameters)
+	// is composed of them, and its jobs wait for theirs.
+	costs := make([]float64, len(units))
+	for k := range units {
+		e := &units[k]
+		name := e.unit.Name()
+		costs[k] = float64(e.bd.Design.SubtreeBytes(name))
+		if opt.Whole {
+			continue
+		}
+		// A combinational unit is no part: its logic merges with its neighbours' LUTs and
+		// gates once flattened, and a boundary there would add levels the hardware has not.
+		isPart := func(m string) bool {
+			i, ok := byName[m]
+			return ok && m != name && units[i].unit.Module.Clock != "" &&
+				e.bd.Design.SubtreeDigest(m) == units[i].unit.Digest
+		}
+		parts, glue, withParams := e.bd.Design.Parts(name, isPart)
+		if len(parts) == 0 || len(withParams) > 0 {
+			continue
+		}
+		for m, n := range parts {
+			e.unit.Parts = append(e.unit.Parts, SubUnit{Name: m, Module: units[byName[m]].unit.Module, Count: n})
+		}
+		sort.Slice(e.unit.Parts, func(a, b int) bool { return e.unit.Parts[a].Name < e.unit.Parts[b].Name })
+		costs[k] = float64(glue)
+	}
+	var jobs []*job
+	jobOf := map[string]int{} // unit/target -> job
+	for k, e := range units {
+		for _, tg := range opt.Targets {
+			jobOf[e.unit.Name()+"/"+string(tg)] = len(jobs)
+			jobs = append(jobs, &job{idx: e.idx, bd: e.bd, unit: e.unit, target: tg, cost: costs[k] * targetCost[tg]})
+		}
+	}
+	for k, j := range jobs {
+		for _, pt := range j.unit.Parts {
+			d := jobOf[pt.Name+"/"+string(j.target)]
+			jobs[d].dependents = append(jobs[d].dependents, k)
+			j.waiting++
+		}
+	}
 	var mu sync.Mutex
 	var failed []string
-	work := make(chan job)
+	// The results of a job's parts, taken when it starts (their jobs have finished).
+	withParts := func(j *job) Unit {
+		u := j.unit
+		u.Parts = append([]SubUnit(nil), u.Parts...)
+		for i := range u.Parts {
+			ur := &rep.Units[units[byName[u.Parts[i].Name]].idx]
+			u.Parts[i].ASIC, u.Parts[i].XCUP, u.Parts[i].ICE40 = ur.ASIC, ur.XCUP, ur.ICE40
+		}
+		return u
+	}
+	work := make(chan int)
+	finished := make(chan int)
 	var wg sync.WaitGroup
 	for w := 0; w < opt.Jobs; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for j := range work {
-				if ctx.Err() != nil {
-					return
-				}
+			for k := range work {
+				j := jobs[k]
+				mu.Lock()
+				u := withParts(j)
+				mu.Unlock()
 				t0 := time.Now()
-				line, err := measure(ctx, opt, j.bd.Block, j.unit, j.target, &mu, &rep.Units[j.idx])
+				line, err := measure(ctx, opt, j.bd.Block, u, j.target, &mu, &rep.Units[j.idx])
 				mu.Lock()
 				if err != nil {
 					if rep.Units[j.idx].Errors == nil {
@@ -185,13 +245,42 @@ func Run(ctx context.Context, opt Options, blocks []BlockDesign) (*Report, error
 				}
 				fmt.Fprintf(opt.Progress, "qor: %-18s %-5s %s (%.0f s)\n", j.unit.Name(), j.target, line, time.Since(t0).Seconds())
 				mu.Unlock()
+				finished <- k
 			}
 		}()
 	}
-	for _, j := range jobs {
-		select {
-		case work <- j:
-		case <-ctx.Done():
+	// Dispatch: of the jobs whose parts are done, the largest first, so that the last to
+	// finish is a small one.
+	var ready []int
+	for k, j := range jobs {
+		if j.waiting == 0 {
+			ready = append(ready, k)
+		}
+	}
+	running, done := 0, 0
+	for done < len(jobs) {
+		for running < opt.Jobs && len(ready) > 0 && ctx.Err() == nil {
+			best := 0
+			for i, k := range ready {
+				if jobs[k].cost > jobs[ready[best]].cost {
+					best = i
+				}
+			}
+			k := ready[best]
+			ready = append(ready[:best], ready[best+1:]...)
+			work <- k
+			running++
+		}
+		if running == 0 {
+			break // cancelled
+		}
+		k := <-finished
+		running--
+		done++
+		for _, d := range jobs[k].dependents {
+			if jobs[d].waiting--; jobs[d].waiting == 0 {
+				ready = append(ready, d)
+			}
 		}
 	}
 	close(work)

@@ -34,6 +34,8 @@ type staReport struct {
 var (
 	startRE = regexp.MustCompile(`^Startpoint: (\S+) \((.*)\)`)
 	endRE   = regexp.MustCompile(`^Endpoint: (\S+) \((.*)\)`)
+	// bareEndRE: a long name makes OpenSTA wrap the point's kind onto the next line.
+	bareEndRE = regexp.MustCompile(`^(Startpoint|Endpoint): \S+\s*$`)
 	// A path row: delay, time, edge, pin, (cell type or in/out).
 	rowRE   = regexp.MustCompile(`^\s*(-?[\d.]+)\s+(-?[\d.]+)\s+[v^]\s+(\S+)\s+\((\S+)\)\s*$`)
 	arrRE   = regexp.MustCompile(`^\s*(-?[\d.]+)\s+data arrival time`)
@@ -53,8 +55,16 @@ func parseSTA(out string, periodNS float64, names map[string]string) (*staReport
 	sc.Buffer(make([]byte, 0, 1<<16), 16<<20)
 	sawWNS := false
 	complete := 0
+	wrapped := "" // a Startpoint or Endpoint line whose "(kind)" OpenSTA put on the next line
 	for sc.Scan() {
 		line := sc.Text()
+		if wrapped != "" {
+			line = wrapped + " " + strings.TrimSpace(line)
+			wrapped = ""
+		} else if bareEndRE.MatchString(line) {
+			wrapped = line
+			continue
+		}
 		if m := startRE.FindStringSubmatch(line); m != nil {
 			if cur != nil {
 				return nil, fmt.Errorf("the OpenSTA report has a path without its slack (start %s)", cur.Start)
@@ -138,7 +148,7 @@ func endName(inst, what string, names map[string]string, portKind string) (strin
 	if !ok {
 		rtl = inst
 	}
-	if strings.HasPrefix(inst, "mem_") {
+	if strings.HasPrefix(inst[strings.LastIndex(inst, "/")+1:], "mem_") {
 		return rtl + " (macro)", "macro"
 	}
 	return rtl, "register"
@@ -146,12 +156,15 @@ func endName(inst, what string, names map[string]string, portKind string) (strin
 
 // staScript is the OpenSTA script: the libraries, the netlist, the generated SDC, the three
 // worst paths (one per endpoint), WNS and TNS.
-func staScript(libs []string, netlist, top, sdc string) string {
+func staScript(libs, netlists []string, top, sdc string) string {
 	var b strings.Builder
 	for _, l := range libs {
 		fmt.Fprintf(&b, "read_liberty %s\n", tclQuote(l))
 	}
-	fmt.Fprintf(&b, "read_verilog %s\nlink_design %s\nread_sdc %s\n", tclQuote(netlist), top, tclQuote(sdc))
+	for _, n := range netlists {
+		fmt.Fprintf(&b, "read_verilog %s\n", tclQuote(n))
+	}
+	fmt.Fprintf(&b, "link_design %s\nread_sdc %s\n", top, tclQuote(sdc))
 	b.WriteString("report_checks -path_delay max -group_count 3 -digits 3\nreport_wns\nreport_tns\nexit\n")
 	return b.String()
 }

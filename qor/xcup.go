@@ -38,18 +38,22 @@ type XCUPResult struct {
 	FmaxEstimateMHz float64 `json:"fmax_estimate_mhz"`
 	Estimate        string  `json:"estimate"`
 	// Resources of synth_xilinx -family xcup -uram (memories inferred from the behavioural models).
-	LUTs    int               `json:"luts"`
-	LUTRAM  int               `json:"lutram"` // LUTs used as distributed RAM or shift registers
-	FFs     int               `json:"ffs"`
-	RAMB36  int               `json:"ramb36"`
-	RAMB18  int               `json:"ramb18"`
-	URAM    int               `json:"uram"`
-	DSP     int               `json:"dsp"`
-	Fits    bool              `json:"fits"`
-	Over    string            `json:"over,omitempty"` // what exceeds the part
-	Cells   map[string]int    `json:"cells"`
-	Seconds float64           `json:"seconds"`
-	Logs    map[string]string `json:"logs"`
+	LUTs   int            `json:"luts"`
+	LUTRAM int            `json:"lutram"` // LUTs used as distributed RAM or shift registers
+	FFs    int            `json:"ffs"`
+	RAMB36 int            `json:"ramb36"`
+	RAMB18 int            `json:"ramb18"`
+	URAM   int            `json:"uram"`
+	DSP    int            `json:"dsp"`
+	Fits   bool           `json:"fits"`
+	Over   string         `json:"over,omitempty"` // what exceeds the part
+	Cells  map[string]int `json:"cells"`
+	// ComposedOf names the parts measured on their own and put back in (compose.go).
+	ComposedOf []string          `json:"composed_of,omitempty"`
+	Seconds    float64           `json:"seconds"`
+	Logs       map[string]string `json:"logs"`
+	// netlists are the LUT netlists (Yosys JSON) of the unit's logic and of its parts'.
+	netlists []string
 }
 
 // RegisterStubs are the macros as register boundaries for the LUT-depth flow: every input lands
@@ -104,11 +108,31 @@ func RunXCUP(ctx context.Context, u Unit, dir string, part Part, resources bool,
 	if stubs == "" {
 		stubs = "// no macros\n"
 	}
-	depth := strings.Join([]string{yosysRead(append(logic, logs["stubs"])), "hierarchy -check -top " + top,
-		"synth -flatten -top " + top + " -lut 6", "ltp -noff"}, "\n") + "\n"
-	res := strings.Join([]string{yosysRead(all), "hierarchy -check -top " + top,
-		"synth_xilinx -family xcup -uram -noiopad -noclkbuf -flatten -top " + top,
-		"tee -q -o " + logs["stat"] + " stat"}, "\n") + "\n"
+	logs["lut_netlist"] = p(top + "-lut6.json")
+	// The LUT netlist of the unit's own logic, kept for the units composed of it; with parts,
+	// theirs are read back beside it, and ltp runs over the whole.
+	depthCmds := []string{yosysRead(append(logic, logs["stubs"])), "hierarchy -check -top " + top, u.blackboxParts(),
+		"synth -flatten -top " + top + " -lut 6"}
+	netlists := []string{logs["lut_netlist"]}
+	if len(u.Parts) > 0 {
+		depthCmds = append(depthCmds, u.deleteParts(), "write_json "+logs["lut_netlist"])
+		for _, pt := range u.Parts {
+			if pt.XCUP == nil || len(pt.XCUP.netlists) == 0 {
+				return nil, fmt.Errorf("qor: %s: its part %s has no xcup LUT netlist", top, pt.Name)
+			}
+			netlists = appendUnique(netlists, pt.XCUP.netlists...)
+		}
+		for _, n := range netlists[1:] {
+			depthCmds = append(depthCmds, "read_json "+n)
+		}
+		depthCmds = append(depthCmds, "hierarchy -check -top "+top, "flatten")
+	} else {
+		depthCmds = append(depthCmds, "write_json "+logs["lut_netlist"])
+	}
+	depth := scriptLines(append(depthCmds, "ltp -noff")...)
+	res := scriptLines(yosysRead(all), "hierarchy -check -top "+top, u.blackboxParts(),
+		"synth_xilinx -family xcup -uram -noiopad -noclkbuf -flatten -top "+top,
+		"tee -q -o "+logs["stat"]+" stat")
 	scripts := map[string]string{"depth_script": depth, "stubs": stubs}
 	if resources {
 		scripts["resource_script"] = res
@@ -126,8 +150,11 @@ func RunXCUP(ctx context.Context, u Unit, dir string, part Part, resources bool,
 	if m == nil {
 		return nil, fmt.Errorf("qor: %s: yosys ltp printed no longest path (see %s)", top, logs["depth_log"])
 	}
-	r := &XCUPResult{Unit: top, Part: part.Name, Cells: map[string]int{}, Logs: logs,
+	r := &XCUPResult{Unit: top, Part: part.Name, Cells: map[string]int{}, Logs: logs, netlists: netlists,
 		Estimate: fmt.Sprintf("estimate: %.2f ns per LUT level (logic and routing), not timing", NSPerLevel)}
+	if len(u.Parts) > 0 {
+		r.ComposedOf = u.partNames()
+	}
 	r.LUTLevels, _ = strconv.Atoi(m[len(m)-1][1])
 	if r.LUTLevels > 0 {
 		r.FmaxEstimateMHz = math.Round(1000/(float64(r.LUTLevels)*NSPerLevel)*10) / 10
@@ -147,6 +174,20 @@ func RunXCUP(ctx context.Context, u Unit, dir string, part Part, resources bool,
 		return nil, fmt.Errorf("qor: %w", err)
 	}
 	r.Cells = parseStatCells(string(stat))
+	glue := map[string]int{}
+	for typ, n := range r.Cells {
+		if pt, ok := u.partOf(typ); ok {
+			if pt.XCUP == nil || pt.XCUP.Cells == nil {
+				return nil, fmt.Errorf("qor: %s: its part %s has no xcup resources", top, pt.Name)
+			}
+			for t, k := range pt.XCUP.Cells {
+				glue[t] += n * k
+			}
+			continue
+		}
+		glue[typ] += n
+	}
+	r.Cells = glue
 	for typ, n := range r.Cells {
 		switch {
 		case strings.HasPrefix(typ, "LUT"):

@@ -25,7 +25,7 @@ func init() { extraCommands = append(extraCommands, newQoRCmd) }
 func newQoRCmd(g *globals) *cobra.Command {
 	var block, target, out, board, budgets, why, fitGlob, unitList string
 	var jobs int
-	var depthOnly, update bool
+	var depthOnly, update, whole bool
 	cmd := &cobra.Command{
 		Use:   "qor",
 		Short: "Measure timing and area: ASIC (osu018, OpenSTA), UltraScale+ LUT depth and resources, iCE40",
@@ -33,7 +33,9 @@ func newQoRCmd(g *globals) *cobra.Command {
 			"cells, fanout buffering, memories as macros, OpenSTA with the generated SDC; pre-layout), xcup\n" +
 			"(LUT6 levels register to register and synth_xilinx resources) and ice40 (nextpnr on the HX8K;\n" +
 			"a unit that does not fit is also placed at the largest configuration of --fit-configs that\n" +
-			"fits in 80% of the device). --budgets checks the figures against committed budgets (exit 1\n" +
+			"fits in 80% of the device). A unit with measured units below it (nic_top) is composed of their\n" +
+			"results: its own logic is synthesized with them as black boxes (--whole: synthesize it all).\n" +
+			"--budgets checks the figures against committed budgets (exit 1\n" +
 			"on a figure more than the file's tolerance above its budget).",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -111,7 +113,7 @@ func newQoRCmd(g *globals) *cobra.Command {
 				}
 			}
 			opt := qor.Options{Targets: targets, WorkDir: filepath.Join(out, "work"), Jobs: jobs,
-				Model: qor.DefaultMacroModel, Part: qor.XCU55C, Board: board, DepthOnly: depthOnly,
+				Model: qor.DefaultMacroModel, Part: qor.XCU55C, Board: board, DepthOnly: depthOnly, Whole: whole,
 				Progress: g.stderr}
 			if g.verbose {
 				opt.Log = g.stderr
@@ -152,6 +154,9 @@ func newQoRCmd(g *globals) *cobra.Command {
 			rep.Command = fmt.Sprintf("mrgen --config %s qor --block %s --target %s", g.configPath, block, target)
 			if depthOnly {
 				rep.Command += " --depth-only"
+			}
+			if whole {
+				rep.Command += " --whole"
 			}
 			if fitGlob != "" && contains(targets2strings(targets), "ice40") {
 				rep.Command += " --fit-configs '" + fitGlob + "'"
@@ -200,6 +205,7 @@ func newQoRCmd(g *globals) *cobra.Command {
 	f.StringVar(&fitGlob, "fit-configs", "configs/matrix/*.yaml", "configurations the ice40 fit search tries (glob; empty: none)")
 	f.IntVar(&jobs, "jobs", runtime.NumCPU(), "units measured at once")
 	f.BoolVar(&depthOnly, "depth-only", false, "xcup: LUT depth only, no resource count (faster)")
+	f.BoolVar(&whole, "whole", false, "synthesize every unit whole, none composed of the units below it that the run measures")
 	return cmd
 }
 
@@ -225,26 +231,9 @@ func newQoRDocCmd(g *globals) *cobra.Command {
 		Short: "Write docs/qor.md (tables, commands) and its SVG chart from mrgen qor --json reports",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if reports == "" {
-				return &usageError{errors.New("--reports needs at least one mrgen qor --json report")}
-			}
-			var reps []*qor.Report
-			var cmds []string
-			for _, f := range strings.Split(reports, ",") {
-				data, err := os.ReadFile(f)
-				if err != nil {
-					return fmt.Errorf("qor-doc: %w", err)
-				}
-				var r qorJSON
-				r.Report = &qor.Report{}
-				if err := json.Unmarshal(data, &r); err != nil {
-					return fmt.Errorf("qor-doc: %s: %w", f, err)
-				}
-				if len(r.Units) == 0 {
-					return fmt.Errorf("qor-doc: %s: a report with no units", f)
-				}
-				reps = append(reps, r.Report)
-				cmds = append(cmds, r.Command+" --json > "+f)
+			reps, cmds, err := loadQoRReports(reports)
+			if err != nil {
+				return fmt.Errorf("qor-doc: %w", err)
 			}
 			cmds = append(cmds, "mrgen qor-doc --reports "+reports+" --out "+out+" --svg "+svg)
 			md, chart := qor.Doc(reps, cmds, filepath.Base(svg))
@@ -258,6 +247,71 @@ func newQoRDocCmd(g *globals) *cobra.Command {
 	f.StringVar(&reports, "reports", "", "mrgen qor --json reports, comma-separated, the default configuration first")
 	f.StringVar(&out, "out", filepath.Join("docs", "qor.md"), "the page")
 	f.StringVar(&svg, "svg", filepath.Join("docs", "qor-fo4.svg"), "the chart of critical paths in FO4")
+	return cmd
+}
+
+// loadQoRReports reads mrgen qor --json reports (a comma list) and the commands that made them.
+func loadQoRReports(list string) ([]*qor.Report, []string, error) {
+	if list == "" {
+		return nil, nil, &usageError{errors.New("--reports needs at least one mrgen qor --json report")}
+	}
+	var reps []*qor.Report
+	var cmds []string
+	for _, f := range strings.Split(list, ",") {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		var r qorJSON
+		r.Report = &qor.Report{}
+		if err := json.Unmarshal(data, &r); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", f, err)
+		}
+		if len(r.Units) == 0 {
+			return nil, nil, fmt.Errorf("%s: a report with no units", f)
+		}
+		reps = append(reps, r.Report)
+		cmds = append(cmds, r.Command+" --json > "+f)
+	}
+	return reps, cmds, nil
+}
+
+func init() { extraCommands = append(extraCommands, newQoRBudgetsCmd) }
+
+func newQoRBudgetsCmd(g *globals) *cobra.Command {
+	var reports, budgets, why string
+	cmd := &cobra.Command{
+		Use:   "qor-budgets",
+		Short: "Set the budgets of each report's configuration from saved mrgen qor --json reports",
+		Long: "qor-budgets writes the figures of mrgen qor --json reports into a budgets file, as\n" +
+			"mrgen qor --update-budgets does while measuring: new entries are added, lower figures lower\n" +
+			"their budget, and a higher one raises it only with --why. Nothing is written on an error.",
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			reps, _, err := loadQoRReports(reports)
+			if err != nil {
+				return fmt.Errorf("qor-budgets: %w", err)
+			}
+			b, err := qor.LoadBudgets(budgets)
+			if err != nil {
+				return err
+			}
+			for _, r := range reps {
+				if err := b.Update(r, why); err != nil {
+					return &usageError{err}
+				}
+			}
+			if err := b.Write(budgets); err != nil {
+				return err
+			}
+			fmt.Fprintf(g.stderr, "qor-budgets: %d budgets in %s\n", len(b.Budgets), budgets)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&reports, "reports", "", "mrgen qor --json reports, comma-separated")
+	f.StringVar(&budgets, "budgets", filepath.Join("qor", "budgets.json"), "the budgets file")
+	f.StringVar(&why, "why", "", "the reason a budget is raised")
 	return cmd
 }
 

@@ -98,3 +98,54 @@ func TestQoRCommandOneBlock(t *testing.T) {
 	require.Equal(t, ExitFailure, code, errOut)
 	require.Contains(t, errOut, "over budget")
 }
+
+// qor-budgets sets budgets from saved reports: new ones written, a higher figure refused
+// without a reason (and nothing written), accepted with one.
+func TestQoRBudgetsFromReports(t *testing.T) {
+	dir := t.TempDir()
+	report := func(name string, ns float64) string {
+		rep := qorJSON{Report: &qor.Report{Config: "w128-small", Command: "mrgen qor", Units: []qor.UnitReport{
+			{Unit: "sack_rx", ASIC: &qor.ASICResult{CriticalNS: ns}, XCUP: &qor.XCUPResult{LUTLevels: 12, LUTs: 3000}}}}}
+		data, err := json.Marshal(rep)
+		require.NoError(t, err)
+		f := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(f, data, 0o644))
+		return f
+	}
+	budgets := filepath.Join(dir, "budgets.json")
+	require.NoError(t, os.WriteFile(budgets, []byte(`{"tolerance_pct": 5, "budgets": []}`), 0o644))
+	code, _, errOut := run(t, "qor-budgets", "--reports", report("a.json", 5.0), "--budgets", budgets)
+	require.Equal(t, ExitOK, code, errOut)
+	b, err := qor.LoadBudgets(budgets)
+	require.NoError(t, err)
+	require.Len(t, b.Budgets, 3, "critical_ns, lut_levels and luts of sack_rx")
+	before, err := os.ReadFile(budgets)
+	require.NoError(t, err)
+
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--reports", report("b.json", 6.0)}, ExitUsage, "raising a budget needs a reason"},
+		{[]string{"--reports", filepath.Join(dir, "none.json")}, ExitFailure, "none.json"},
+		{[]string{}, ExitUsage, "--reports needs"},
+	} {
+		code, _, errOut := run(t, append([]string{"qor-budgets", "--budgets", budgets}, tc.args...)...)
+		require.Equal(t, tc.code, code, errOut)
+		require.Contains(t, errOut, tc.want)
+		after, err := os.ReadFile(budgets)
+		require.NoError(t, err)
+		require.Equal(t, string(before), string(after), "a refused update writes nothing")
+	}
+	code, _, errOut = run(t, "qor-budgets", "--reports", report("c.json", 6.0), "--budgets", budgets, "--why", "a test")
+	require.Equal(t, ExitOK, code, errOut)
+	b, err = qor.LoadBudgets(budgets)
+	require.NoError(t, err)
+	for _, x := range b.Budgets {
+		if x.Metric == qor.MetricCriticalNS {
+			require.Equal(t, 6.0, x.Max)
+			require.Equal(t, "raised: a test", x.Why)
+		}
+	}
+}
