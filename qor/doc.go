@@ -23,6 +23,9 @@ func Doc(reps []*Report, commands []string, svgName string) (md, svg string) {
 	for _, r := range reps {
 		fmt.Fprintf(&b, "## Configuration %s\n\n", r.Config)
 		fmt.Fprintf(&b, "sha256 %s; ASIC clock %s; measured in %.0f s.\n\n", r.ConfigHash, clockOf(r), r.Seconds)
+		b.WriteString("A unit composed of others is its own logic with theirs put back in, nothing optimized across\n" +
+			"them: an upper bound on its LUTs, its critical path the worst of theirs and its own\n" +
+			"(qor-flow.md, \"Composed units\").\n\n")
 		b.WriteString("| unit | block | ASIC critical path | FO4 | levels | from -> to | LUT6 levels | Fmax est. | xcup LUT / FF / RAMB36 / URAM | iCE40 HX8K | memory bits (macro) |\n")
 		b.WriteString("|---|---|---:|---:|---:|---|---:|---:|---|---|---:|\n")
 		for _, u := range r.Units {
@@ -54,7 +57,13 @@ func Doc(reps []*Report, commands []string, svgName string) (md, svg string) {
 			for t, e := range u.Errors {
 				ice += fmt.Sprintf(" (%s failed: %s)", t, firstLine(e))
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d (%d) |\n", u.Unit, u.Block, asic, fo4, lv,
+			block := u.Block
+			if u.ASIC != nil && len(u.ASIC.ComposedOf) > 0 {
+				block += ", composed of " + strings.Join(u.ASIC.ComposedOf, ", ")
+			} else if u.XCUP != nil && len(u.XCUP.ComposedOf) > 0 {
+				block += ", composed of " + strings.Join(u.XCUP.ComposedOf, ", ")
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d (%d) |\n", u.Unit, block, asic, fo4, lv,
 				path, xl, fm, res, ice, u.MemoryBits, u.MacroBits)
 		}
 		b.WriteString("\n")
