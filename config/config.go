@@ -113,10 +113,9 @@ type Pipeline struct {
 	// 0 means one register after the whole tree. Trees inside the recurrence (the SACK
 	// find-first-zero) cannot take a register without breaking II=1 and are never split.
 	TreeRegisterEvery int `yaml:"tree_register_every" json:"tree_register_every"`
-	// SpeculativeSearch runs the SACK receive side's find-first-zero on the bitmap with the
-	// cumulative PSN's bit forced set, so the search does not wait for the packet's
-	// classification: a shorter recurrence (about +30% Fmax on iCE40 at W=128) for a second
-	// W-bit set vector (about 100-200 more logic cells).
+	// SpeculativeSearch has no effect: the SACK receive side's find-first-zero always runs on
+	// the bitmap with the cumulative PSN's bit forced set, beside the classification, in a
+	// two-stage recurrence. The field stays so that configuration files that set it still load.
 	SpeculativeSearch bool `yaml:"speculative_search" json:"speculative_search"`
 }
 

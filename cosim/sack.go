@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mrgen/mrgen/golden/sack"
+	"github.com/mrgen/mrgen/hdl"
 	hdlsack "github.com/mrgen/mrgen/hdl/sack"
 	"github.com/mrgen/mrgen/verilator"
 )
@@ -70,7 +71,7 @@ type sackPorts struct {
 	rxAckDue, rxGapValid, rxGapFirst, rxGapCount, rxPathInit          verilator.Field
 	ackValid, ackReady, ackOp, ackConn, ackPath, ackPSN, ackBitmap    verilator.Field
 	lossValid, lossReady, lossConn, lossPath, lossStatus, lossBase    verilator.Field
-	lossBitmap                                                        verilator.Field
+	lossBitmap, rxBusy                                                verilator.Field
 	cntNew, cntDup, cntOld, cntBeyond                                 verilator.Field
 	cntAccepted, cntAckDup, cntStale, cntInvalid                      verilator.Field
 }
@@ -91,6 +92,7 @@ func bindSackPorts(lay *verilator.Layout, resetPort string) (*sackPorts, error) 
 	p.ackPath, p.ackPSN, p.ackBitmap = in("s_ack_path"), in("s_ack_psn"), in("s_ack_bitmap")
 	p.lossValid, p.lossReady, p.lossConn, p.lossPath = out("m_loss_valid"), in("m_loss_ready"), out("m_loss_conn"), out("m_loss_path")
 	p.lossStatus, p.lossBase, p.lossBitmap = out("m_loss_status"), out("m_loss_base"), out("m_loss_bitmap")
+	p.rxBusy = out("rx_busy")
 	p.cntNew, p.cntDup, p.cntOld, p.cntBeyond = out("cnt_rx_new"), out("cnt_rx_duplicate"), out("cnt_rx_old"), out("cnt_rx_beyond")
 	p.cntAccepted, p.cntAckDup, p.cntStale, p.cntInvalid = out("cnt_ack_accepted"), out("cnt_ack_duplicate"), out("cnt_ack_stale"), out("cnt_ack_invalid")
 	return &p, b.err
@@ -107,6 +109,9 @@ func RunSack(ctx context.Context, opt Options) (*Result, error) {
 	knobs, err := sackScenario(opt.Scenario)
 	if err != nil {
 		return nil, err
+	}
+	if knobs.LineRate {
+		knobs.ports, knobs.interval = opt.Config.Ports, hdl.MinFrameBeats(opt.Config.DatapathWidth)
 	}
 	return runUnit(opt, func(trace bool) (*verilator.Library, *hdlsack.Unit, error) {
 		return BuildSackModel(ctx, opt, trace)
@@ -201,7 +206,7 @@ func runSack(ctx context.Context, lib *verilator.Library, u *hdlsack.Unit, k sac
 		// Inputs for this cycle.
 		var rop rxOp
 		var top txOp
-		if !inReset && (rxOffered || (!done && !tr.rxPaused() && rng.Float64() < k.InValid)) {
+		if !inReset && (rxOffered || (!done && !tr.rxPaused() && k.offers(cycle) && rng.Float64() < k.InValid)) {
 			rop = tr.peekRx()
 			rxOffered = true
 		} else if inReset {
@@ -282,7 +287,11 @@ func runSack(ctx context.Context, lib *verilator.Library, u *hdlsack.Unit, k sac
 			res.Compared++
 		}
 
-		// Handshakes on the inputs.
+		// Handshakes on the inputs. A cycle in which an offered operation is not taken, outside
+		// the post-reset table clear, is a stall.
+		if rxOffered && pt.pktReady.Get(outb) == 0 && pt.rxBusy.Get(outb) == 0 {
+			res.Counts["rx_stall_cycles"]++
+		}
 		if rxOffered && pt.pktReady.Get(outb) == 1 {
 			tr.popRx()
 			rxOffered = false

@@ -8,15 +8,22 @@ import (
 
 // sackKnobs shape the traffic of a SACK-unit scenario. Probabilities are per event.
 type sackKnobs struct {
-	Loss       float64 // a data packet is lost before the receiver
-	BurstLoss  float64 // a burst of 2..16 consecutive packets of one path is lost
-	Reorder    int     // packets held back and released in random order (0: in order)
-	Dup        float64 // a delivered packet is delivered twice
-	Beyond     float64 // a PSN beyond the receive window is injected
-	Old        float64 // a PSN below the cumulative point is injected
-	Edge       float64 // PSNs exactly at the last in-window slot and one past it are injected
-	Hot        float64 // the next packet goes to the same (connection, path) as the last
-	OneEntry   bool    // all traffic on one (connection, path)
+	Loss      float64 // a data packet is lost before the receiver
+	BurstLoss float64 // a burst of 2..16 consecutive packets of one path is lost
+	Reorder   int     // packets held back and released in random order (0: in order)
+	Dup       float64 // a delivered packet is delivered twice
+	Beyond    float64 // a PSN beyond the receive window is injected
+	Old       float64 // a PSN below the cumulative point is injected
+	Edge      float64 // PSNs exactly at the last in-window slot and one past it are injected
+	Hot       float64 // the next packet goes to the same (connection, path) as the last
+	OneEntry  bool    // all traffic on one (connection, path)
+	// LineRate offers receive-side operations at the configuration's line rate: one per port
+	// per minimum-frame time (hdl.MinFrameBeats of the datapath width), each port's all to one
+	// (connection, path), the ports' in turn. The block must take every one the cycle it is
+	// offered (RunSack counts the cycles it does not: Counts["rx_stall_cycles"]).
+	LineRate   bool
+	ports      int     // LineRate: the ports (configuration's ports), one entry each
+	interval   int     // LineRate: cycles per minimum frame
 	AckReq     float64 // a packet carries the ACK-request flag
 	AckLoss    float64 // an ACK is lost before the send side
 	AckDelay   float64 // an ACK is delayed behind later ones (it arrives stale or duplicate)
@@ -47,6 +54,7 @@ var sackScenarios = map[string]sackKnobs{
 	"window-edge":  {Edge: 0.05, Beyond: 0.02, Old: 0.02, Loss: 0.01, InValid: 1, OutReady: 1},
 	"wraparound":   {NearWrap: true, Loss: 0.02, Reorder: 4, InValid: 1, OutReady: 1},
 	"back-to-back": {OneEntry: true, Loss: 0.005, Dup: 0.005, InValid: 1, OutReady: 1},
+	"line-rate":    {LineRate: true, Loss: 0.005, InValid: 1, OutReady: 1},
 	"all-paths":    {Loss: 0.01, Reorder: 2, InValid: 1, OutReady: 1},
 	"reset":        {Loss: 0.02, Reorder: 4, ResetEvery: 5_000, InValid: 0.95, OutReady: 0.9, NearWrap: true},
 	"ack-loss":     {Loss: 0.02, AckLoss: 0.5, AckDelay: 0.1, AckDup: 0.1, AckInvalid: 0.01, InValid: 1, OutReady: 1},
@@ -78,4 +86,15 @@ func sackScenario(name string) (sackKnobs, error) {
 		return sackKnobs{}, fmt.Errorf("unknown sack scenario %q; scenarios: %s", name, strings.Join(SackScenarios(), ", "))
 	}
 	return k, nil
+}
+
+// offers reports whether the receive side may be offered a new operation in this cycle: always,
+// but at line rate only as many as the ports' minimum frames that have begun by then
+// (ports per interval cycles, evenly spread).
+func (k sackKnobs) offers(cycle uint64) bool {
+	if !k.LineRate {
+		return true
+	}
+	p, n := uint64(k.ports), uint64(k.interval)
+	return (cycle+1)*p/n > cycle*p/n
 }

@@ -58,15 +58,23 @@ type sackTraffic struct {
 	held    []rxOp // reorder buffer
 	delayed []txOp // delayed ACKs
 	last    int
+	turn    int         // LineRate: the port whose entry comes next
 	empty   sack.Bitmap // shared all-zero bitmap of init and sent ops (never modified)
 }
 
 func newSackTraffic(p sack.Params, k sackKnobs, connections, paths int, seed uint64) *sackTraffic {
 	t := &sackTraffic{k: k, p: p, sp: psn.MustSpace(p.PSNBits), rng: rand.New(rand.NewPCG(seed, 0x5ac4)),
 		rx: sack.NewReceiver(p), tx: sack.NewSender(p), senders: make([]pathSender, p.TableDepth), empty: sack.NewBitmap(p.Width)}
-	if k.OneEntry {
+	switch {
+	case k.OneEntry:
 		t.active = []int{0}
-	} else {
+	case k.LineRate:
+		// One entry per port: path q of connection 0 leaves on port q mod ports.
+		for q := 0; q < k.ports && q < paths; q++ {
+			idx, _ := p.Index(0, uint32(q))
+			t.active = append(t.active, idx)
+		}
+	default:
 		for c := 0; c < connections; c++ {
 			for q := 0; q < paths; q++ {
 				idx, _ := p.Index(uint32(c), uint32(q))
@@ -144,7 +152,18 @@ func (t *sackTraffic) popTx() { t.txQ = t.txQ[1:] }
 // produce generates at least one receive-side op.
 func (t *sackTraffic) produce() {
 	idx := t.last
-	if !(t.chance(t.k.Hot) || len(t.active) == 1) {
+	switch {
+	case t.k.LineRate:
+		// The ports in turn: the next port once this one has sent a packet (a lost one is sent
+		// again by the same port).
+		idx = t.active[t.turn]
+		before := len(t.rxQ)
+		defer func() {
+			if len(t.rxQ) > before {
+				t.turn = (t.turn + 1) % len(t.active)
+			}
+		}()
+	case !(t.chance(t.k.Hot) || len(t.active) == 1):
 		idx = t.active[t.rng.IntN(len(t.active))]
 	}
 	t.last = idx

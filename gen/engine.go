@@ -165,7 +165,11 @@ func Banner(m *hdl.Module, st Stamp) string {
 		b.WriteString("// " + line + "\n")
 	}
 	if m.Latency > 0 {
-		fmt.Fprintf(&b, "//\n// Latency: %d cycles from an input handshake to its output. Initiation interval: %d.\n", m.Latency, m.II)
+		fmt.Fprintf(&b, "//\n// Latency: %d cycles from an input handshake to its output. Initiation interval: %d", m.Latency, m.II)
+		if m.EntryII > m.II {
+			fmt.Fprintf(&b, ",\n// %d between two operations on one table entry", m.EntryII)
+		}
+		b.WriteString(".\n")
 	}
 	for _, t := range m.Tables {
 		line := fmt.Sprintf("Table %s: %d x %d bits, %s (%s, %s). %s", t.Name, t.Depth, t.Width, t.Instance(),

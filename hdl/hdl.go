@@ -7,6 +7,8 @@ package hdl
 import (
 	"fmt"
 	"regexp"
+
+	"github.com/mrgen/mrgen/golden/wire"
 )
 
 // In is an input port of w bits.
@@ -74,6 +76,9 @@ type Module struct {
 	Tables  []Table
 	Latency int // cycles from an input handshake to its output
 	II      int // initiation interval in cycles
+	// EntryII is the initiation interval between two operations on one table entry, when it is
+	// longer than II (a same-entry hazard holds the second); 0 when it is II.
+	EntryII int
 }
 
 // Port returns the named port.
@@ -145,3 +150,18 @@ func Range(width int) string {
 
 // Words32 is the number of 32-bit words a port of this width occupies in the C ABI.
 func Words32(width int) int { return (width + 31) / 32 }
+
+// MinFrameBytes is the line-rate unit of every block: the smallest valid MetaRoCE frame on the
+// datapath, in bytes (golden/wire: an untagged IPv4 NAK). A block keeps line rate when it takes
+// one operation per port per MinFrameBeats cycles, for every traffic pattern.
+const MinFrameBytes = wire.MinValidFrameLen
+
+// MinFrameBeats is the minimum frame time in cycles at a datapath width in bits: 2 at 512 bits,
+// 3 at 256, 5 at 128, 9 at 64.
+func MinFrameBeats(datapathBits int) int {
+	if datapathBits <= 0 {
+		return 1
+	}
+	bytes := datapathBits / 8
+	return (MinFrameBytes + bytes - 1) / bytes
+}

@@ -219,8 +219,9 @@ const (
 	MaxPaddedFrameLen = EthMinFrameLen + VLANTagLen // 64
 	// maxL2L3Len is the longest Ethernet + IP header stack (tagged IPv6).
 	maxL2L3Len = EthHeaderLen + VLANTagLen + IPv6HeaderLen // 58
-	// minValidFrameLen is the smallest valid frame: an untagged IPv4 NAK (the shortest body).
-	minValidFrameLen = MinFrameLen + NakLen // 70
+	// MinValidFrameLen is the smallest valid frame: an untagged IPv4 NAK (the shortest body). It
+	// is the line-rate unit of the hardware (hdl.MinFrameBeats).
+	MinValidFrameLen = MinFrameLen + NakLen // 70
 )
 
 // Compile-time facts the codec relies on (a negative constant converted to uint does not compile):
@@ -233,7 +234,7 @@ const (
 const (
 	_ = uint(MinFrameLen - EthMinFrameLen)
 	_ = uint(MinFrameLen - maxL2L3Len)
-	_ = uint(minValidFrameLen - MaxPaddedFrameLen - 1)
+	_ = uint(MinValidFrameLen - MaxPaddedFrameLen - 1)
 	_ = uint(min(SendExtLen, WriteExtLen, AckFixedLen+SackWordBits/8, AnnounceLen) - NakLen)
 	_ = uint(0 - (AnnounceTimestampOff ^ DataTimestampOff))
 )

@@ -70,14 +70,14 @@ func TestRxPropertiesHold(t *testing.T) {
 	require.True(t, res.Passed, "counterexample in frame %d:\n%s", res.Frame, res.Log)
 }
 
-// TestRxBMCFindsInjectedBug advances cum one slot too far (onto a received PSN); the bounded
-// check must find the counterexample.
+// TestRxBMCFindsInjectedBug advances cum one slot past the first zero (onto a PSN that may have
+// been received); the bounded check must find the counterexample.
 func TestRxBMCFindsInjectedBug(t *testing.T) {
-	const anchor = "assign zero_idx = upper_any ? upper_idx : window_full ? head : lower_idx;"
+	const anchor = "cum_advanced = {a_upper_any ? cum_hi : a_cum_hi_inc, zero_idx};"
 	res := bmcRx(t, func(tmpl string) string {
 		require.Contains(t, tmpl, anchor)
 		return strings.Replace(tmpl, anchor,
-			"assign zero_idx = upper_any ? upper_idx + {% dec .D.IW 1 %} : window_full ? head : lower_idx;", 1)
+			"cum_advanced = {a_upper_any ? cum_hi : a_cum_hi_inc, zero_idx + 1'b1};", 1)
 	}, 20)
 	require.False(t, res.Passed, "bmc3 missed an injected bug")
 	require.Positive(t, res.Frame)
@@ -86,10 +86,10 @@ func TestRxBMCFindsInjectedBug(t *testing.T) {
 // TestRxBMCFindsPathInitBug writes the re-initialised entry as Init leaves it (cum = psn)
 // instead of as its packet leaves it (cum = psn+1); the path-init property must object.
 func TestRxBMCFindsPathInitBug(t *testing.T) {
-	const anchor = ": {reinit_since_ack, {SACK_WIDTH{1'b0}}, psn_inc, psn_inc};"
+	const anchor = "wire [PSN_WIDTH-1:0] first_cum = a_init ? a_psn : psn_inc;"
 	res := bmcRx(t, func(tmpl string) string {
 		require.Contains(t, tmpl, anchor)
-		return strings.Replace(tmpl, anchor, ": {reinit_since_ack, {SACK_WIDTH{1'b0}}, psn_inc, in_q_psn};", 1)
+		return strings.Replace(tmpl, anchor, "wire [PSN_WIDTH-1:0] first_cum = a_psn;", 1)
 	}, 20)
 	require.False(t, res.Passed, "bmc3 missed an injected bug")
 	require.Positive(t, res.Frame)
@@ -104,7 +104,7 @@ func TestTxPropertiesHold(t *testing.T) {
 
 // TestTxBMCFindsInjectedBug lets every verdict report losses; bmc3 must object.
 func TestTxBMCFindsInjectedBug(t *testing.T) {
-	const anchor = "out_lost <= accept ? newly_lost : {SACK_WIDTH{1'b0}};"
+	const anchor = "out_lost <= o_accept ? newly_lost : {SACK_WIDTH{1'b0}};"
 	res := bmc(t, "sack_tx", func(tmpl string) string {
 		require.Contains(t, tmpl, anchor)
 		return strings.Replace(tmpl, anchor, "out_lost <= newly_lost;", 1)

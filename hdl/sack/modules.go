@@ -37,12 +37,18 @@ func (u *Unit) PopcountModule() *hdl.Module {
 	return &hdl.Module{
 		Name:   "sack_popcount",
 		Source: Source,
-		Doc: fmt.Sprintf("Population count of %d bits as an explicit adder tree (%d levels). "+
-			"Combinational. Counts the SACKed packets an ACK reports.", u.W, u.IW),
+		Doc: fmt.Sprintf("Population count of %d bits as an explicit adder tree (%d levels) with a register "+
+			"after level %d, so no cycle holds more than half the tree. Counts the SACKed packets an ACK reports.",
+			u.W, u.IW, u.PopcountSplit),
 		Ports: []hdl.Port{
+			in("clk", 1, "clock"),
+			in("en", 1, "register enable (pipeline advance)"),
 			in("vec", u.W, "vector to count"),
-			out("count", u.CntW, "number of set bits, 0..W"),
+			out("count", u.CntW, "number of set bits, 0..W, one cycle after vec"),
 		},
+		Clock:   "clk",
+		Latency: 1,
+		II:      1,
 	}
 }
 
@@ -119,6 +125,7 @@ func (u *Unit) RxModule() *hdl.Module {
 		Tables:  []hdl.Table{{Name: "rx_table", Depth: u.Depth, Width: u.RxEntryW, Doc: "{since_ack, bitmap (circular), highest+1, cum}"}},
 		Latency: u.RxLatency,
 		II:      1,
+		EntryII: RxEntryII,
 	}
 }
 

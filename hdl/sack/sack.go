@@ -6,9 +6,14 @@
 //
 // The rules are golden/sack's; this package only decides how hardware implements them:
 //
-//   - Per-(connection, path) state lives in inferred RAMs indexed by {conn, path}, read one
-//     cycle ahead and written back by the next stage; a one-entry forwarding register supplies
-//     the entry written in the previous cycle, so back-to-back packets to one path run at II=1.
+//   - Per-(connection, path) state lives in RAMs indexed by {conn, path}. On the receive side
+//     neither the read nor the write is on the recurrence: the read data is registered and
+//     merged with the two results not yet in the table, and the result is written a cycle after
+//     it is computed. The recurrence (classify, search, advance) is two register stages, so
+//     two operations on one entry are 2 cycles apart (the second holds one cycle; different
+//     entries go at II=1): line rate at every datapath width, whose minimum frame takes at
+//     least 2 cycles. The send side reads and writes the same way; its recurrence is one stage
+//     that forwards its own last result, so it runs at II=1 on one entry too.
 //   - Inside the table, bitmaps are kept in absolute (circular) position: the bit of PSN p is
 //     p mod W. Setting a bit never needs a shift, and the cumulative advance is a rotating
 //     find-first-zero (two masked first-set trees) plus a circular range clear. The only wide
@@ -53,6 +58,7 @@ type Unit struct {
 	W, IW, PW, CW, AW int // bitmap width, its index width, PSN width, conn and path id widths
 	CntW              int // width of a bit count 0..W
 	SlotHiW, SlotLoW  int // the slot predecode halves (SlotHiW + SlotLoW = IW)
+	PopcountSplit     int // the popcount level whose sums are registered
 	IdxW              int // table index width (conn + path)
 	Depth             int // table depth
 	RxEntryW          int
@@ -81,6 +87,7 @@ func New(c config.Config) (*Unit, error) {
 	u.CntW = u.IW + 1
 	u.SlotHiW = u.IW / 2
 	u.SlotLoW = u.IW - u.SlotHiW
+	u.PopcountSplit = max(1, u.IW/2)
 	// rx entry: {since_ack[7:0], bitmap[W-1:0], highest[P-1:0], cum[P-1:0]}
 	u.RxEntryW = 8 + u.W + 2*u.PW
 	// tx entry: {hwm[P-1:0], count[IW:0], nxt[P-1:0], una[P-1:0]}
@@ -88,10 +95,11 @@ func New(c config.Config) (*Unit, error) {
 	u.Reset = hdl.ResetFor(c.ResetStyle)
 	u.Rotate = planRotate(u.IW, c.Pipeline.TreeRegisterEvery)
 	s := len(u.Rotate.Stages)
-	// rx: input+read register, loop stage register, rotator stages.
-	u.RxLatency = 2 + s
-	// tx: input register, summary + read register, loop stage (output) register.
-	u.TxLatency = 3
+	// rx: input+read register, merged entry, search, new entry, rotator stages.
+	u.RxLatency = 4 + s
+	// tx: input register, first half of the summary trees, second half + merged entry,
+	// recurrence, report, output register.
+	u.TxLatency = 6
 	return u, nil
 }
 
@@ -154,3 +162,7 @@ func (u *Unit) Sources() ([]gen.Source, error) {
 	}
 	return out, nil
 }
+
+// RxEntryII is sack_rx's initiation interval between two operations on one (connection, path)
+// entry: its recurrence is two register stages. Operations on different entries go at II=1.
+const RxEntryII = 2

@@ -35,7 +35,6 @@ func lintMatrix() []config.Config {
 		c.Name = fmt.Sprintf("w%d-p%d-c%d-psn%d-t%d-%s-%s", r.w, r.paths, r.conns, r.psn, r.tree, r.reset, r.ack)
 		c.SackWidth, c.PathsPerConnection, c.Connections, c.PSNWidth = r.w, r.paths, r.conns, r.psn
 		c.Pipeline.TreeRegisterEvery, c.ResetStyle, c.AckPolicy.Mode = r.tree, r.reset, r.ack
-		c.Pipeline.SpeculativeSearch = len(out)%2 == 1
 		out = append(out, c)
 	}
 	return out
@@ -54,8 +53,8 @@ func TestDescription(t *testing.T) {
 	require.Equal(t, 256, u.W)
 	require.Equal(t, 8, u.IW)
 	require.Equal(t, 32, u.Depth)
-	require.Equal(t, 3, u.RxLatency)
-	require.Equal(t, 3, u.TxLatency)
+	require.Equal(t, 5, u.RxLatency)
+	require.Equal(t, 6, u.TxLatency)
 	require.Equal(t, 8+256+64, u.RxEntryW)
 	rx := u.RxModule()
 	require.NoError(t, rx.Check())
@@ -71,7 +70,7 @@ func TestDescription(t *testing.T) {
 	u, err = sack.New(c)
 	require.NoError(t, err)
 	require.Len(t, u.Rotate.Stages, 3) // levels {0,1,2} {3,4,5} {6,7}
-	require.Equal(t, 5, u.RxLatency)
+	require.Equal(t, 7, u.RxLatency)
 	_, ok = u.UnitModule().Port("rst_n")
 	require.True(t, ok)
 
