@@ -81,6 +81,7 @@ func TestRxBMCFindsInjectedBug(t *testing.T) {
 	}, 20)
 	require.False(t, res.Passed, "bmc3 missed an injected bug")
 	require.Positive(t, res.Frame)
+	t.Logf("counterexample at frame %d", res.Frame)
 }
 
 // TestRxBMCFindsPathInitBug writes the re-initialised entry as Init leaves it (cum = psn)
