@@ -283,7 +283,7 @@ func runDeparser(ctx context.Context, lib *verilator.Library, u *hdldeparser.Uni
 	c := opt.Config
 	res := &Result{Block: "deparser", Scenario: opt.Scenario, Seed: opt.Seed, ConfigHash: c.Hash(),
 		Drops: map[string]int{}, Counts: map[string]int{},
-		DeclaredLatency: map[string]int{"frame": hdldeparser.Latency},
+		DeclaredLatency: map[string]int{"frame": hdldeparser.Latency(u.W)},
 		MinLatency:      map[string]int{}, MaxLatency: map[string]int{}}
 	B := u.B
 	resetOn := func(on bool) {

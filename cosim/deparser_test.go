@@ -45,7 +45,12 @@ func TestDeparserWidths(t *testing.T) {
 					require.Less(t, res.Counts["ipv6"], res.Compared)
 					require.Less(t, res.Counts["vlan"], res.Compared)
 					require.Positive(t, res.Counts["payload_packets"])
-					require.Equal(t, res.DeclaredLatency["frame"], res.MinLatency["frame"])
+					// Never sooner than declared; exactly as declared whenever the output is free
+					// (under heavy backpressure a frame seldom finds all its stages free).
+					require.GreaterOrEqual(t, res.MinLatency["frame"], res.DeclaredLatency["frame"])
+					if sc != "backpressure" {
+						require.Equal(t, res.DeclaredLatency["frame"], res.MinLatency["frame"])
+					}
 					switch sc {
 					case "line-rate", "line-rate-small":
 						require.Zero(t, res.Counts["output_idle"], "cycles without an output beat after the first")
@@ -91,17 +96,25 @@ func TestDeparserCosimCatchesFaults(t *testing.T) {
 	faults := []struct {
 		name, from, to, want string
 		vcd                  bool
+		scenario             string
 	}{
 		{"realignment one lane off",
 			"!data_lanes[lane] ? 8'h00 : low_lanes[lane] ? e_carry[8*lane +: 8] : rot[8*lane +: 8];",
-			"!data_lanes[lane] ? 8'h00 : low_lanes[lane] ? rot[8*lane +: 8] : rot[8*lane +: 8];", "first difference", true},
-		{"ICRC not inverted", "wire [31:0] icrc = c_bad ? crc_raw : ~crc_raw;", "wire [31:0] icrc = crc_raw;", "first difference", false},
-		{"IPv4 checksum not inverted", "e_csum <= ~e_fold2;", "e_csum <= e_fold2;", "first difference", false},
-		{"mismatch not flagged", "o_user <= c_last && c_bad;", "o_user <= 1'b0;", "m_axis_tuser", false},
+			"!data_lanes[lane] ? 8'h00 : low_lanes[lane] ? rot[8*lane +: 8] : rot[8*lane +: 8];", "first difference", true, ""},
+		{"ICRC not inverted", "wire [31:0] icrc = d{% $DL %}_bad ? crc_raw : ~crc_raw;", "wire [31:0] icrc = crc_raw;", "first difference", false, ""},
+		{"IPv4 checksum not inverted", "_csum <= {% if eq $k 0 %}~c_fold", "_csum <= {% if eq $k 0 %}c_fold", "first difference", false, ""},
+		{"mismatch not flagged", "o_user <= d{% $DL %}_last && d{% $DL %}_bad;", "o_user <= 1'b0;", "m_axis_tuser", false, ""},
+		// The hazard path of the pipelined ICRC: its unshift network must stall with the beats
+		// that wait beside it.
+		{"unshift runs on under backpressure", ".ce(adv),", ".ce(1'b1),", "first difference", false, "backpressure"},
 	}
 	var tf []templateFault
 	for _, f := range faults {
-		tf = append(tf, templateFault{Name: f.name, Module: "tx_deparser", From: f.from, To: f.to, Stream: "frame", Field: f.want, VCD: f.vcd, Scenario: "length-error"})
+		sc := f.scenario
+		if sc == "" {
+			sc = "length-error"
+		}
+		tf = append(tf, templateFault{Name: f.name, Module: "tx_deparser", From: f.from, To: f.to, Stream: "frame", Field: f.want, VCD: f.vcd, Scenario: sc})
 	}
 	requireFaultsCaught(t, tf, func(t *testing.T, f templateFault, mutate func([]gen.Source) error, vcd string) *Result {
 		c, err := config.Load(filepath.Join("..", "configs", "matrix", "parser-w128.yaml"))

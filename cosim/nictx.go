@@ -168,7 +168,7 @@ func runNicTx(ctx context.Context, lib *verilator.Library, t *pipeline.Tx, k nic
 	rng := rand.New(rand.NewPCG(opt.Seed, 0x7c0de))
 	res := &Result{Block: "nictx", Scenario: opt.Scenario, Seed: opt.Seed, ConfigHash: c.Hash(),
 		Drops: map[string]int{}, Counts: map[string]int{},
-		DeclaredLatency: map[string]int{"read_request": 1, "header_frame": t.HeaderLatency(), "deparser": hdldeparser.Latency},
+		DeclaredLatency: map[string]int{"read_request": 1, "header_frame": t.HeaderLatency(), "deparser": hdldeparser.Latency(c.DatapathWidth)},
 		MinLatency:      map[string]int{}, MaxLatency: map[string]int{}}
 	lat := func(name string, v int) {
 		if old, ok := res.MinLatency[name]; !ok || v < old {
@@ -421,7 +421,7 @@ func nicTxCheckFrame(tr *nicTxTraffic, res *Result, d *nicTxDesc, got []byte, la
 	// frame's.
 	dc := ts - uint32(nowBase) // that cycle, mod 2^32
 	sinceTxd, toFirst := int32(dc-uint32(d.txdAt)), int32(uint32(firstAt)-dc)
-	if sinceTxd < 1 || toFirst < hdldeparser.Latency || (n > 0 && int32(dc-*lastD) < 1) {
+	if sinceTxd < 1 || toFirst < int32(res.DeclaredLatency["deparser"]) || (n > 0 && int32(dc-*lastD) < 1) {
 		return mm(fmt.Sprintf("timestamp %#x: cycle %d, descriptor taken at %d, first beat at %d, previous frame's stamp at cycle %d",
 			ts, dc, uint32(d.txdAt), uint32(firstAt), *lastD))
 	}

@@ -191,7 +191,7 @@ func runParser(ctx context.Context, lib *verilator.Library, u *hdlparser.Unit, k
 	c := opt.Config
 	res := &Result{Block: "parser", Scenario: opt.Scenario, Seed: opt.Seed, ConfigHash: c.Hash(),
 		Drops: map[string]int{}, Counts: map[string]int{},
-		DeclaredLatency: map[string]int{"hdr": hdlparser.Latency},
+		DeclaredLatency: map[string]int{"hdr": u.Latency},
 		MinLatency:      map[string]int{}, MaxLatency: map[string]int{}}
 	var outExp fifo[expected[parserOut]]
 	var payExp fifo[payloadExp]

@@ -3,6 +3,7 @@ package cosim
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -106,17 +107,34 @@ func TestParserScenarios(t *testing.T) {
 
 // TestParserCosimCatchesFaults breaks the RTL on purpose and requires cosim to notice.
 func TestParserCosimCatchesFaults(t *testing.T) {
+	// Every fault runs at parser-w128 but the token's, which needs frames of two beats (a
+	// 128-bit frame's token waits five cycles for the next one: stage y holds it still).
 	faults := []struct {
 		name, module, from, to, stream, field string
 		vcd                                   bool
 	}{
 		{"psn bit slip", "rx_parser",
-			"wire [31:0] d_psn = psn;", "wire [31:0] d_psn = {psn[30:0], psn[31]};", "hdr", "PSN", true},
+			"assign m_hdr_psn = s_psn;", "assign m_hdr_psn = {s_psn[30:0], s_psn[31]};", "hdr", "PSN", true},
 		{"icrc not checked", "rx_parser",
-			"wire chk_bad_icrc = ~crc_raw != v_tr;", "wire chk_bad_icrc = 1'b0;", "hdr", "Reason", false},
+			"wire bad_icrc = ~crc_raw != j{% $JD %}_tr;", "wire bad_icrc = 1'b0;", "hdr", "Reason", false},
 		{"checks out of order", "rx_parser",
 			"wire chk_unknown_opcode = !op_data && !op_ack && !op_nak && !op_announce;",
 			"wire chk_unknown_opcode = !op_data && !op_ack && !op_nak && !op_announce && !chk_bad_flags;", "hdr", "Reason", false},
+		// The hazard paths of the pipeline: the ICRC verdict's place in the check order, the
+		// token meeting its ICRC one stage early, the pad count reaching the unshift network
+		// one stage early, a dropped frame's descriptor slot never freed, and a last beat taken
+		// with no descriptor slot free.
+		{"icrc verdict before the lower checks", "rx_parser",
+			"wire [5:0] join_reason = j{% $JD %}_early ? j{% $JD %}_first : bad_icrc ? BAD_ICRC :",
+			"wire [5:0] join_reason = bad_icrc ? BAD_ICRC : j{% $JD %}_early ? j{% $JD %}_first :", "hdr", "Reason", false},
+		{"token meets the icrc a stage early", "rx_parser",
+			"wire bad_icrc = ~crc_raw != j{% $JD %}_tr;", "wire bad_icrc = ~crc_raw != j1_tr;", "hdr", "Reason", false},
+		{"pad count a stage early", "rx_parser",
+			".zeros(y_zeros),", ".zeros(x_zeros),", "hdr", "Reason", false},
+		{"dropped frame keeps its slot", "rx_parser",
+			"wire drop_free = pop && head_reason != 6'd0 && head_claim;", "wire drop_free = 1'b0;", "hdr", "", false},
+		{"last beat taken with no slot", "rx_parser",
+			"(oq_ok && (ds_ok || !may_claim))", "oq_ok", "hdr", "", false},
 		{"payload aligner one byte off", "rx_parser_payload",
 			"pair[{1'b0, q_shift, 3'b000} +:", "pair[{1'b0, q_shift, 3'b000} + 8 +:", "payload", "rtl", false},
 	}
@@ -125,7 +143,11 @@ func TestParserCosimCatchesFaults(t *testing.T) {
 		tf = append(tf, templateFault{Name: f.name, Module: f.module, From: f.from, To: f.to, Stream: f.stream, Field: f.field, VCD: f.vcd, Scenario: "random"})
 	}
 	requireFaultsCaught(t, tf, func(t *testing.T, f templateFault, mutate func([]gen.Source) error, vcd string) *Result {
-		c, err := config.Load(filepath.Join("..", "configs", "matrix", "parser-w128.yaml"))
+		cfg := "parser-w128.yaml"
+		if strings.HasPrefix(f.Name, "token") {
+			cfg = "parser-w512.yaml"
+		}
+		c, err := config.Load(filepath.Join("..", "configs", "matrix", cfg))
 		require.NoError(t, err)
 		return runParserTest(t, c, f.Scenario, 1, 5_000, mutate, vcd)
 	})

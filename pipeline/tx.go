@@ -40,8 +40,9 @@ const DataDSCP = 0
 const TxReadLatencyNS = 1000
 
 // TxEgressFIFO is the depth of the queue of egress ports of the frames inside tx_deparser (the
-// smallest data frame is two beats at 512 bits and the deparser holds four stages, so at most
-// three frames are ever inside; eight leaves room).
+// smallest data frame is two beats at 512 bits and the deparser holds seven stages there, four
+// and its ICRC's three unshift stages, so at most four frames are ever inside; eight leaves
+// room).
 const TxEgressFIFO = 8
 
 // Tx is the derived description of nic_tx for one configuration.
@@ -217,7 +218,7 @@ func (t *Tx) Module() *hdl.Module {
 // HeaderLatency is the cycles from a descriptor's handshake on s_txd, with nic_tx idle, to the
 // first beat of its frame when it has no payload: the queue write, the queue's read register,
 // the header stage (peer entry) and tx_deparser's latency.
-func (t *Tx) HeaderLatency() int { return 3 + deparser.Latency }
+func (t *Tx) HeaderLatency() int { return 3 + deparser.Latency(t.DW) }
 
 // Design renders nic_tx with tx_deparser.
 func (t *Tx) Design(st gen.Stamp, mutate func([]gen.Source) error) (*gen.Design, error) {

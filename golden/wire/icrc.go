@@ -81,16 +81,9 @@ func icrc(frame []byte, s span) uint32 {
 	var buf [60 + UDPHeaderLen]byte
 	hdr := buf[:s.ipLen+UDPHeaderLen]
 	copy(hdr, frame[s.l3:])
-	if s.v6 {
-		hdr[0] |= 0x0F                            // traffic class, high nibble
-		hdr[1], hdr[2], hdr[3] = 0xFF, 0xFF, 0xFF // traffic class low nibble and flow label
-		hdr[IPv6HopLimitOff] = 0xFF
-	} else {
-		hdr[IPv4TOSOff] = 0xFF
-		hdr[IPv4TTLOff] = 0xFF
-		hdr[IPv4ChecksumOff], hdr[IPv4ChecksumOff+1] = 0xFF, 0xFF
+	for i := range hdr {
+		hdr[i] |= ICRCMask(s.v6, s.ipLen, i)
 	}
-	hdr[s.ipLen+UDPChecksumOff], hdr[s.ipLen+UDPChecksumOff+1] = 0xFF, 0xFF
 	c := crc32.Update(0, crc32.IEEETable, hdr)
 	return crc32.Update(c, crc32.IEEETable, frame[s.l3+len(hdr):s.icrcAt])
 }

@@ -106,45 +106,54 @@ func Module(width int) *hdl.Module {
 // Template is the Verilog template of the module (gen delimiters {% %}); its data is the
 // *Equations.
 const Template = "`resetall\n`timescale 1ns / 1ps\n`default_nettype none\n\n" +
-	"// Each output bit XORs the register bits and data bits whose unit vectors reach it.\n" +
+	"// Each output bit is the parity of the register bits and data bits whose unit vectors reach\n" +
+	"// it, written as a reduction XOR over a constant mask (S_<i> over crc_in, D_<i> over data).\n" +
+	"// Synthesis builds each as a balanced tree: log2 of its inputs deep.\n" +
 	"module {% .M.Name %} (\n" +
 	"{%- $n := len .M.Ports %}{% range $i, $p := .M.Ports %}\n{% portDecl $p (eq (add1 $i) $n) %}{% end %}\n);\n\n" +
 	"{% range $i, $eq := .D.Lines %}{% $eq %}\n{% end %}\n" +
 	"endmodule\n\n`resetall\n"
 
-// Lines renders the equations as wrapped assign statements for the template.
+// Lines renders the equations for the template: per output bit, its masks as localparams and
+// one assign.
 func (e *Equations) Lines() []string {
 	var out []string
 	for i := 0; i < 32; i++ {
-		var terms []string
-		for _, j := range e.State[i] {
-			terms = append(terms, fmt.Sprintf("crc_in[%d]", j))
-		}
-		for _, k := range e.Data[i] {
-			terms = append(terms, fmt.Sprintf("data[%d]", k))
-		}
-		out = append(out, wrapAssign(fmt.Sprintf("crc_out[%d]", i), terms))
+		out = append(out,
+			fmt.Sprintf("  // crc_out[%d]: %d register bits, %d data bits.", i, len(e.State[i]), len(e.Data[i])),
+			maskParam(fmt.Sprintf("S_%d", i), 32, e.State[i]),
+			maskParam(fmt.Sprintf("D_%d", i), e.Width, e.Data[i]),
+			fmt.Sprintf("  assign crc_out[%d] = ^(crc_in & S_%d) ^ ^(data & D_%d);", i, i, i))
 	}
 	return out
 }
 
-func wrapAssign(lhs string, terms []string) string {
-	var b strings.Builder
-	line := "  assign " + lhs + " ="
-	first := true
-	for _, t := range terms {
-		piece := " " + t
-		if !first {
-			piece = " ^ " + t
-		}
-		if len(line)+len(piece) > 98 {
-			b.WriteString(line + "\n")
-			line = "   "
-		}
-		line += piece
-		first = false
+// maskParam renders a localparam of width bits with the listed bits set, as a concatenation of
+// 64-bit hex words (most significant first), four to a line.
+func maskParam(name string, width int, set []int) string {
+	words := make([]uint64, (width+63)/64)
+	for _, k := range set {
+		words[k/64] |= 1 << (k % 64)
 	}
-	b.WriteString(line + ";")
+	if width <= 64 {
+		return fmt.Sprintf("  localparam [%d:0] %s = %d'h%0*x;", width-1, name, width, (width+3)/4, words[0])
+	}
+	var parts []string
+	for w := len(words) - 1; w >= 0; w-- {
+		parts = append(parts, fmt.Sprintf("64'h%016x", words[w]))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "  localparam [%d:0] %s = {", width-1, name)
+	for i, p := range parts {
+		if i%4 == 0 {
+			b.WriteString("\n     ")
+		}
+		b.WriteString(" " + p)
+		if i < len(parts)-1 {
+			b.WriteString(",")
+		}
+	}
+	b.WriteString("};")
 	return b.String()
 }
 
@@ -192,19 +201,21 @@ func UnshiftEquations(zeroBytes int) [32][]int {
 	return eq
 }
 
-// XorLines renders a linear map as wrapped assign statements lhs[i] = XOR of in[j]; a row with
-// no terms is 1'b0.
+// XorLines renders a 32x32 linear map as assign statements lhs[i] = the parity of the bits of
+// in that row i lists, a reduction XOR over a constant mask (a balanced tree in synthesis); a
+// row with no terms is 1'b0.
 func XorLines(lhs, in string, eq [32][]int) []string {
 	var out []string
 	for i := 0; i < 32; i++ {
-		var terms []string
+		var m uint32
 		for _, j := range eq[i] {
-			terms = append(terms, fmt.Sprintf("%s[%d]", in, j))
+			m |= 1 << j
 		}
-		if len(terms) == 0 {
-			terms = []string{"1'b0"}
+		if m == 0 {
+			out = append(out, fmt.Sprintf("  assign %s[%d] = 1'b0;", lhs, i))
+			continue
 		}
-		out = append(out, wrapAssign(fmt.Sprintf("%s[%d]", lhs, i), terms))
+		out = append(out, fmt.Sprintf("  assign %s[%d] = ^(%s & 32'h%08x);", lhs, i, in, m))
 	}
 	return out
 }

@@ -106,12 +106,13 @@ func TestNewUnshiftNetRejectsBadBeats(t *testing.T) {
 		n, err := NewUnshiftNet(tc.b)
 		require.NoError(t, err)
 		require.Equal(t, tc.bw, n.BW)
-		require.Len(t, n.Lines(), tc.bw)
+		require.Len(t, n.Steps(), tc.bw)
 	}
 }
 
-// TestUnshiftNetVerilog runs the generated network under Verilator for every pad length: its
-// output run forward over the pad's zero bytes gives back its input.
+// TestUnshiftNetVerilog runs the generated network under Verilator for every pad length, a new
+// input every enabled cycle (every third cycle is disabled): its output, Latency enabled cycles
+// later, run forward over the pad's zero bytes gives back its input.
 func TestUnshiftNetVerilog(t *testing.T) {
 	tooltest.Require(t, "verilator", "yosys", "iverilog", "g++", "make")
 	for _, b := range []int{8, 64} {
@@ -124,20 +125,52 @@ func TestUnshiftNetVerilog(t *testing.T) {
 		require.NoError(t, err)
 		zeros, err := lay.In("zeros")
 		require.NoError(t, err)
+		ce, err := lay.In("ce")
+		require.NoError(t, err)
 		crcOut, err := lay.Out("crc_out")
 		require.NoError(t, err)
 		in, out := make([]uint32, lay.InWords()), make([]uint32, lay.OutWords())
+		// A new input every cycle; each result leaves Latency cycles later (Step returns the
+		// outputs just before the edge, so the result of the input of step n shows at step
+		// n+Latency).
 		rng := rand.New(rand.NewPCG(7, uint64(b)))
+		type vec struct {
+			crc uint32
+			k   int
+		}
+		var sent []vec
 		for k := 0; k < b; k++ {
 			for n := 0; n < 50; n++ {
-				c := rng.Uint32()
-				crcIn.Set(in, uint64(c))
-				zeros.Set(in, uint64(k))
-				require.NoError(t, model.Step(in, out))
-				got := uint32(crcOut.Get(out))
-				require.Equal(t, Unshift(c, k), got, "beat %d pad %d", b, k)
-				require.Equal(t, c, Raw(got, make([]byte, k)), "beat %d pad %d", b, k)
+				sent = append(sent, vec{rng.Uint32(), k})
 			}
+		}
+		lat := net.Latency()
+		require.Equal(t, UnshiftLatency(b), lat)
+		// Every third cycle is disabled: the stages hold, and the inputs change to garbage.
+		n, enabled := 0, 0
+		for enabled < len(sent)+lat {
+			on := n%3 != 2
+			n++
+			ce.Set(in, b2u(on))
+			if !on {
+				crcIn.Set(in, uint64(rng.Uint32()))
+				zeros.Set(in, uint64(rng.IntN(b)))
+				require.NoError(t, model.Step(in, out))
+				continue
+			}
+			if enabled < len(sent) {
+				crcIn.Set(in, uint64(sent[enabled].crc))
+				zeros.Set(in, uint64(sent[enabled].k))
+			}
+			require.NoError(t, model.Step(in, out))
+			enabled++
+			if enabled <= lat {
+				continue
+			}
+			v := sent[enabled-1-lat]
+			got := uint32(crcOut.Get(out))
+			require.Equal(t, Unshift(v.crc, v.k), got, "beat %d pad %d", b, v.k)
+			require.Equal(t, v.crc, Raw(got, make([]byte, v.k)), "beat %d pad %d", b, v.k)
 		}
 		require.NoError(t, model.Close())
 	}
@@ -160,4 +193,11 @@ func lintAndVerilate(t *testing.T, src gen.Source) (*verilator.Model, *verilator
 	model, err := lib.New()
 	require.NoError(t, err)
 	return model, lib.Layout()
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
 }

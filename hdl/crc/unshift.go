@@ -11,15 +11,22 @@ import (
 //go:embed unshift.v.tmpl
 var unshiftFS embed.FS
 
-// UnshiftNet is the combinational network that runs the CRC-32 register backwards over 0 to
-// B-1 zero bytes (B = bytes per beat, a power of two): a beat's ICRC input zero-padded up to the
+// UnshiftNet is the pipelined network that runs the CRC-32 register backwards over 0 to B-1
+// zero bytes (B = bytes per beat, a power of two): a beat's ICRC input zero-padded up to the
 // beat boundary goes through one B-byte CRC unit, and this network removes the pad. Step i is a
-// 32×32 XOR map (UnshiftEquations of 2^i bytes) applied when bit i of the pad count is set. The
-// parser and the deparser share it (one module per beat width, crc32_unshift_b<B>).
+// 32×32 XOR map (UnshiftEquations of 2^i bytes) applied when bit i of the pad count is set; a
+// register follows every StepsPerStage steps and the last one, so the result leaves Latency()
+// cycles after its input. The parser and the deparser share it (one module per beat width,
+// crc32_unshift_b<B>).
 type UnshiftNet struct {
 	B  int // bytes per beat
 	BW int // log2(B): steps, and the width of the pad count
 }
+
+// StepsPerStage is the number of unshift steps between two registers. A step is a parity of at
+// most 22 of the 32 register bits and a 2:1 multiplexer: two LUT6 levels, about 1 ns in osu018
+// (docs/parser.md has the measurements that chose 2).
+const StepsPerStage = 2
 
 // NewUnshiftNet is the network of a beat of b bytes (a power of two, at least 2).
 func NewUnshiftNet(b int) (*UnshiftNet, error) {
@@ -33,6 +40,19 @@ func NewUnshiftNet(b int) (*UnshiftNet, error) {
 	return &UnshiftNet{B: b, BW: bw}, nil
 }
 
+// UnshiftLatency is the latency of the unshift network of a beat of b bytes (b a power of two):
+// one register stage per StepsPerStage steps.
+func UnshiftLatency(b int) int {
+	bw := 0
+	for 1<<bw < b {
+		bw++
+	}
+	return (bw + StepsPerStage - 1) / StepsPerStage
+}
+
+// Latency is the number of cycles from crc_in and zeros to crc_out.
+func (u *UnshiftNet) Latency() int { return UnshiftLatency(u.B) }
+
 // Module describes crc32_unshift_b<B>.
 func (u *UnshiftNet) Module() *hdl.Module {
 	return &hdl.Module{
@@ -41,12 +61,19 @@ func (u *UnshiftNet) Module() *hdl.Module {
 		Doc: fmt.Sprintf("Runs the CRC-32 register backwards over 0..%d zero bytes: the last beat of "+
 			"a CRC's input is zero-padded to the beat boundary and this removes the pad, so one "+
 			"%d-bit CRC unit serves every tail length. %d conditional 32x32 XOR maps, step i removing "+
-			"2^i bytes, derived from hdl/crc.Unshift. Combinational.", u.B-1, 8*u.B, u.BW),
+			"2^i bytes, derived from hdl/crc.Unshift, with a register after every %d steps and the "+
+			"last: a new input every enabled cycle, its result %d enabled cycle(s) later. No reset: "+
+			"it holds no control state.", u.B-1, 8*u.B, u.BW, StepsPerStage, u.Latency()),
+		Clock: "clk",
 		Ports: []hdl.Port{
+			{Name: "clk", Dir: hdl.Input, Width: 1, Doc: "clock"},
+			{Name: "ce", Dir: hdl.Input, Width: 1, Doc: "clock enable: the stages move (a pipeline that stalls stalls it too)"},
 			{Name: "crc_in", Dir: hdl.Input, Width: 32, Doc: "CRC register after the padded beat"},
 			{Name: "zeros", Dir: hdl.Input, Width: u.BW, Doc: "pad bytes to remove"},
-			{Name: "crc_out", Dir: hdl.Output, Width: 32, Doc: "CRC register without the pad"},
+			{Name: "crc_out", Dir: hdl.Output, Width: 32, Doc: "CRC register without the pad, Latency cycles later"},
 		},
+		Latency: u.Latency(),
+		II:      1,
 	}
 }
 
@@ -59,11 +86,25 @@ func (u *UnshiftNet) Source() (gen.Source, error) {
 	return gen.Source{Module: u.Module(), Template: string(text), Data: u}, nil
 }
 
-// Lines are the XOR maps of the steps: step i removes 2^i zero bytes.
-func (u *UnshiftNet) Lines() [][]string {
-	var out [][]string
+// UnshiftStep is one step of the network for the template: its XOR map's lines, the register
+// stage it belongs to, and whether a register follows it.
+type UnshiftStep struct {
+	Index    int
+	Stage    int
+	RegAfter bool
+	Lines    []string
+}
+
+// Steps are the network's steps: step i removes 2^i zero bytes.
+func (u *UnshiftNet) Steps() []UnshiftStep {
+	var out []UnshiftStep
 	for i := 0; i < u.BW; i++ {
-		out = append(out, XorLines(fmt.Sprintf("u%d", i), fmt.Sprintf("s%d", i), UnshiftEquations(1<<i)))
+		out = append(out, UnshiftStep{
+			Index:    i,
+			Stage:    i / StepsPerStage,
+			RegAfter: (i+1)%StepsPerStage == 0 || i == u.BW-1,
+			Lines:    XorLines(fmt.Sprintf("u%d", i), fmt.Sprintf("s%d", i), UnshiftEquations(1<<i)),
+		})
 	}
 	return out
 }
@@ -85,3 +126,6 @@ func BeatSources(w int) ([]gen.Source, error) {
 	}
 	return []gen.Source{{Module: Module(w), Template: Template, Data: eq}, unshift}, nil
 }
+
+// StepsPerStageT is StepsPerStage, for the template.
+func (u *UnshiftNet) StepsPerStageT() int { return StepsPerStage }

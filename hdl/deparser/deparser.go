@@ -44,14 +44,15 @@ const Source = "hdl/deparser/deparser.go"
 const Top = "tx_deparser"
 
 // Latency is the number of cycles from the handshake of a descriptor, taken while no frame is
-// being emitted, to the first beat of its frame on m_axis: one into the frame registers (stage
-// e), one into the assembled-beat register (a), one into the CRC stage (c), one into the output
+// being emitted, to the first beat of its frame on m_axis at a datapath of w bits: one into the
+// frame registers (stage e), one into the assembled-beat register (a), one into the CRC stage
+// (c), one per stage of the ICRC's unshift network (d1..dN, beside it), one into the output
 // register (o).
-const Latency = 4
+func Latency(w int) int { return 4 + crc.UnshiftLatency(w/8) }
 
 // PayloadLatency is the number of cycles from the handshake of a payload beat to the output
-// beat that carries its first byte (stages a, c, o).
-const PayloadLatency = 3
+// beat that carries its first byte (stages a, c, d1..dN, o) at a datapath of w bits.
+func PayloadLatency(w int) int { return Latency(w) - 1 }
 
 // CounterWidth is the width of the length-mismatch counter.
 const CounterWidth = 32
@@ -65,17 +66,16 @@ type Unit struct {
 	Prm   wire.Params
 	Reset hdl.ResetStyle
 
-	W, B, BW   int  // datapath bits, bytes per beat, log2(bytes per beat)
-	S          int  // SACK bitmap bits
-	BodyLen    int  // longest body after the BTH (Write extension or ACK body), bytes
-	HdrMax     int  // longest header: tagged IPv6 + UDP + BTH + longest body
-	HdrBeats   int  // beats that can carry header bytes
-	PosW       int  // width of frame byte positions (header + 16-bit payload + ICRC)
-	KW         int  // width of the beat index (PosW - BW)
-	CrcBeat    int  // beat holding byte 14: the ICRC starts there
-	EarlyBeats int  // beats holding bytes before the end of the longest Ethernet+IP+UDP stack
-	CsumBeat   int  // first beat that can hold the IPv4 header checksum
-	CsumLate   bool // CsumBeat ≥ 1: the checksum's folds get a cycle of their own
+	W, B, BW   int // datapath bits, bytes per beat, log2(bytes per beat)
+	S          int // SACK bitmap bits
+	BodyLen    int // longest body after the BTH (Write extension or ACK body), bytes
+	HdrMax     int // longest header: tagged IPv6 + UDP + BTH + longest body
+	HdrBeats   int // beats that can carry header bytes
+	PosW       int // width of frame byte positions (header + 16-bit payload + ICRC)
+	KW         int // width of the beat index (PosW - BW)
+	CrcBeat    int // beat holding byte 14: the ICRC starts there
+	EarlyBeats int // beats holding bytes before the end of the longest Ethernet+IP+UDP stack
+	CsumBeat   int // beat holding the IPv4 header checksum (untagged)
 	Init14     uint32
 	Init18     uint32
 	Fields     []Field
@@ -103,9 +103,8 @@ func New(c config.Config) (*Unit, error) {
 	u.PosW = bits.Len(uint(u.HdrMax + 1<<PayloadLenBits + wire.ICRCLen + u.B))
 	u.KW = u.PosW - u.BW
 	u.CrcBeat = wire.EthHeaderLen / u.B
-	u.EarlyBeats = (wire.EthHeaderLen + wire.VLANTagLen + wire.IPv6HeaderLen + wire.UDPHeaderLen + u.B - 1) / u.B
+	u.EarlyBeats = len(crc.EarlyLanes(u.B, "a_data"))
 	u.CsumBeat = (wire.EthHeaderLen + wire.IPv4ChecksumOff) / u.B
-	u.CsumLate = u.CsumBeat >= 1
 	u.Init14 = crc.Unshift(0xFFFFFFFF, wire.EthHeaderLen-u.CrcBeat*u.B)
 	u.Init18 = crc.Unshift(0xFFFFFFFF, wire.EthHeaderLen+wire.VLANTagLen-u.CrcBeat*u.B)
 	u.Reset = hdl.ResetFor(c.ResetStyle)

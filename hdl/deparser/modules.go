@@ -7,6 +7,7 @@ import (
 
 	"github.com/mrgen/mrgen/golden/wire"
 	"github.com/mrgen/mrgen/hdl"
+	"github.com/mrgen/mrgen/hdl/crc"
 )
 
 // in and out are hdl.In and hdl.Out, short for the port lists.
@@ -111,7 +112,7 @@ func (u *Unit) DeparserModule() *hdl.Module {
 			u.W, u.Cfg.UDPDestPort),
 		Clock: "clk", Reset: u.Reset.Port,
 		Ports:   ports,
-		Latency: Latency,
+		Latency: Latency(u.W),
 		II:      1,
 	}
 }
@@ -204,11 +205,11 @@ func (u *Unit) layoutBytes(vlan, v6 bool, cls BodyClass) ([]string, error) {
 	if err := at("EtherType", wire.EthTypeOff); err != nil {
 		return nil, err
 	}
-	l3 := wire.EthHeaderLen
+	st := wire.Stack{VLAN: vlan, IPv6: v6}
+	l3 := st.L3()
 	if vlan {
 		add(hex8(wire.EtherTypeVLAN>>8), hex8(wire.EtherTypeVLAN),
 			"{e_vlan_pcp, e_vlan_dei, e_vlan_vid[11:8]}", "e_vlan_vid[7:0]")
-		l3 += wire.VLANTagLen
 	}
 	et := wire.EtherTypeIPv4
 	if v6 {
@@ -221,7 +222,7 @@ func (u *Unit) layoutBytes(vlan, v6 bool, cls BodyClass) ([]string, error) {
 	if !v6 {
 		add(hex8(4<<wire.IPv4IHLBits|wire.IPv4IHL), "{e_dscp, e_ecn}", "e_ip4_len[15:8]", "e_ip4_len[7:0]",
 			"e_ip_id[15:8]", "e_ip_id[7:0]", "{1'b0, e_ip_df, 6'd0}", "8'h00", "e_ttl", hex8(wire.IPProtocolUDP),
-			"e_csum[15:8]", "e_csum[7:0]")
+			"8'h00", "8'h00") // the checksum: written at the output (CsumLanes)
 		// The IPv4 address is the first four bytes of the 16-byte field (wire's Src[:4]).
 		add(beBytesFrom("e_ip_src", wire.IPv6AddrBits-1, wire.IPv4AddrBits)...)
 		add(beBytesFrom("e_ip_dst", wire.IPv6AddrBits-1, wire.IPv4AddrBits)...)
@@ -231,10 +232,7 @@ func (u *Unit) layoutBytes(vlan, v6 bool, cls BodyClass) ([]string, error) {
 		add(beBytes("e_ip_src", 128)...)
 		add(beBytes("e_ip_dst", 128)...)
 	}
-	udp := l3 + wire.IPv4HeaderLen
-	if v6 {
-		udp = l3 + wire.IPv6HeaderLen
-	}
+	udp := st.UDP()
 	if err := at("UDP header", udp); err != nil {
 		return nil, err
 	}
@@ -261,15 +259,7 @@ func (u *Unit) layoutBytes(vlan, v6 bool, cls BodyClass) ([]string, error) {
 // HdrLen is the header length of layout vo = v*NClasses + o, for the template's table.
 func (u *Unit) HdrLen(vo int) int {
 	cls := u.Classes()
-	v, o := vo/len(cls), vo%len(cls)
-	l := wire.EthHeaderLen + wire.UDPHeaderLen + wire.BTHLen + cls[o].Len
-	if v&2 != 0 {
-		l += wire.VLANTagLen
-	}
-	if v&1 != 0 {
-		return l + wire.IPv6HeaderLen
-	}
-	return l + wire.IPv4HeaderLen
+	return wire.Stacks()[vo/len(cls)].Body() + cls[vo%len(cls)].Len
 }
 
 // HdrChoice is one source of a header byte: the layouts (mask over e_vo) that take it.
@@ -355,74 +345,10 @@ func (u *Unit) HeaderLines() ([]string, error) {
 	return out, nil
 }
 
-// variant is one Ethernet/IP stack: {vlan, ipv6}.
-type variant struct{ vlan, v6 bool }
-
-func (v variant) l3() int {
-	if v.vlan {
-		return wire.EthHeaderLen + wire.VLANTagLen
-	}
-	return wire.EthHeaderLen
-}
-
-func (v variant) udp() int {
-	if v.v6 {
-		return v.l3() + wire.IPv6HeaderLen
-	}
-	return v.l3() + wire.IPv4HeaderLen
-}
-
-var variants = []variant{{false, false}, {false, true}, {true, false}, {true, true}}
-
-// CrcLane is one early byte lane of the ICRC input whose value differs from the frame byte in
-// some variant.
-type CrcLane struct {
-	Lane   int
-	Pos    int
-	Hi, Lo int
-	Ops    [4]string // per variant: the Verilog value of the lane
-}
-
-// CrcEarly returns, for each beat that holds bytes before the end of the longest Ethernet+IP+UDP
-// stack, the lanes whose ICRC input differs from the frame byte: bytes before the IP header are
-// zeroed; the variant fields (IPv4 TOS, TTL, checksum; IPv6 traffic class, flow label, hop
-// limit; the UDP checksum) are set to ones (docs/wire-format.md section 11).
-func (u *Unit) CrcEarly() [][]CrcLane {
-	var beats [][]CrcLane
-	for k := 0; k < u.EarlyBeats; k++ {
-		var lanes []CrcLane
-		for j := 0; j < u.B; j++ {
-			p := k*u.B + j
-			l := CrcLane{Lane: j, Pos: p, Hi: 8*j + 7, Lo: 8 * j}
-			raw := fmt.Sprintf("a_data[%d:%d]", l.Hi, l.Lo)
-			allRaw := true
-			for vi, v := range variants {
-				op := raw
-				rel, urel := p-v.l3(), p-v.udp()
-				switch {
-				case rel < 0:
-					op = "8'h00"
-				case urel == wire.UDPChecksumOff || urel == wire.UDPChecksumOff+1:
-					op = "8'hff"
-				case !v.v6 && (rel == wire.IPv4TOSOff || rel == wire.IPv4TTLOff ||
-					rel == wire.IPv4ChecksumOff || rel == wire.IPv4ChecksumOff+1):
-					op = "8'hff"
-				case v.v6 && rel == wire.IPv6VerTCFlowOff:
-					op = raw + " | 8'h0f"
-				case v.v6 && (rel == 1 || rel == 2 || rel == 3 || rel == wire.IPv6HopLimitOff):
-					op = "8'hff"
-				}
-				l.Ops[vi] = op
-				allRaw = allRaw && op == raw
-			}
-			if !allRaw {
-				lanes = append(lanes, l)
-			}
-		}
-		beats = append(beats, lanes)
-	}
-	return beats
-}
+// CrcEarly returns, for each beat that holds bytes before the end of the longest
+// Ethernet+IP+UDP stack, the lanes of stage a's beat whose ICRC input differs from the frame's
+// byte (hdl/crc.EarlyLanes, the rule of docs/wire-format.md section 11, shared with the parser).
+func (u *Unit) CrcEarly() [][]crc.Lane { return crc.EarlyLanes(u.B, "a_data") }
 
 // Hex32 renders a 32-bit constant for the template.
 func (u *Unit) Hex32(v uint32) string { return fmt.Sprintf("32'h%08x", v) }
@@ -439,7 +365,25 @@ func (u *Unit) FixedUDPLen() int { return wire.UDPHeaderLen + wire.BTHLen + wire
 func (u *Unit) IPv4HeaderLen() int { return wire.IPv4HeaderLen }
 
 // PayloadLatencyT is PayloadLatency, for the template.
-func (u *Unit) PayloadLatencyT() int { return PayloadLatency }
+func (u *Unit) PayloadLatencyT() int { return PayloadLatency(u.W) }
+
+// UnshiftLatency is the number of stages of the ICRC's unshift network, and of the beat stages
+// d1..dN beside it.
+func (u *Unit) UnshiftLatency() int { return crc.UnshiftLatency(u.B) }
+
+// DelayField is one field of a beat in stages c and d1..dN.
+type DelayField struct {
+	Name  string
+	Width int
+}
+
+// DelayFields are the beat's fields that wait beside the unshift network.
+func (u *Unit) DelayFields() []DelayField {
+	return []DelayField{
+		{"data", u.W}, {"keep", u.B}, {"last", 1}, {"icrc_lo", 1}, {"icrc_hi", 1}, {"de", u.BW}, {"bad", 1},
+		{"cs", 1}, {"csv", 1},
+	}
+}
 
 // DataCond is the Verilog condition "the descriptor's opcode is a data opcode" (its payload
 // follows on s_axis).
@@ -454,4 +398,32 @@ func (u *Unit) DataCond() string {
 		return "1'b0"
 	}
 	return strings.Join(terms, " || ")
+}
+
+// CsumBeatTag is the beat holding the IPv4 header checksum behind a VLAN tag.
+func (u *Unit) CsumBeatTag() int {
+	return (wire.Stack{VLAN: true}.L3() + wire.IPv4ChecksumOff) / u.B
+}
+
+// CsumLanes renders the checksum d<k>_csum placed, big-endian, in its two lanes of a beat: behind
+// a tag when vlan is 1.
+func (u *Unit) CsumLanes(stage string, k, vlan int) string {
+	at := (wire.Stack{VLAN: vlan == 1}.L3() + wire.IPv4ChecksumOff) % u.B
+	reg := fmt.Sprintf("%s%d_csum", stage, k)
+	var parts []string
+	if hi := u.W - 8*(at+2); hi > 0 {
+		parts = append(parts, fmt.Sprintf("%d'd0", hi))
+	}
+	parts = append(parts, reg+"[7:0]", reg+"[15:8]")
+	if at > 0 {
+		parts = append(parts, fmt.Sprintf("%d'd0", 8*at))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// LayoutSel renders layout vo's case label over {vlan, ipv6, body class}.
+func (u *Unit) LayoutSel(vo int) string {
+	n := u.NClasses()
+	w := 2 + u.ClassW()
+	return fmt.Sprintf("%d'd%d", w, (vo/n)<<u.ClassW()|vo%n)
 }

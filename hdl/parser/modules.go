@@ -7,6 +7,7 @@ import (
 	"github.com/mrgen/mrgen/gen"
 	"github.com/mrgen/mrgen/golden/wire"
 	"github.com/mrgen/mrgen/hdl"
+	"github.com/mrgen/mrgen/hdl/crc"
 	"github.com/mrgen/mrgen/hdl/firstset"
 )
 
@@ -84,8 +85,9 @@ func (u *Unit) firstSet() (gen.Source, error) {
 func (u *Unit) PayloadModule() *hdl.Module {
 	ports := append(u.Reset.Ports(),
 		in("wr_valid", 1, "store one raw beat of the current frame's payload"),
+		in("wr_open", 1, "the beat is its frame's first: the frame will send a verdict"),
 		in("wr_data", u.W, "the beat, as received"),
-		out("wr_space", 1, "room for one more beat and one more verdict"),
+		out("wr_space", 1, "room for every beat and verdict already on the way, and one more"),
 		in("v_valid", 1, "verdict of the oldest frame that wrote beats and has none yet"),
 		in("v_keep", 1, "1: the frame was accepted, emit its payload; 0: discard it"),
 		in("v_beats", u.FifoAW+1, "raw beats the frame wrote"),
@@ -154,54 +156,36 @@ func (u *Unit) ParserModule() *hdl.Module {
 			"latency is from the handshake of the frame's last beat to m_hdr_valid or "+
 			"m_drop_valid.", u.W, u.Cfg.UDPDestPort),
 		Clock: "clk", Reset: u.Reset.Port,
-		Ports: ports,
-		Tables: []hdl.Table{
-			{Name: "cnt_upd_mem", Depth: 64, Width: CounterWidth, Doc: "outcome counters, read for their update"},
-			{Name: "cnt_rd_mem", Depth: 64, Width: CounterWidth, Doc: "the same counters, read by cnt_rd_idx"},
-		},
-		Latency: Latency,
+		Ports:   ports,
+		Tables:  u.parserTables(),
+		Latency: u.Latency,
 		II:      1,
 	}
 }
 
-// Variant numbering of the check stage: {vlan, ipv6}.
-type variant struct{ vlan, v6 bool }
-
-func (v variant) l3() int {
-	if v.vlan {
-		return wire.EthHeaderLen + wire.VLANTagLen
-	}
-	return wire.EthHeaderLen
-}
-func (v variant) udp() int {
-	if v.v6 {
-		return v.l3() + wire.IPv6HeaderLen
-	}
-	return v.l3() + wire.IPv4HeaderLen
-}
-
-var variants = []variant{{false, false}, {false, true}, {true, false}, {true, true}}
-
-// Bases returns the byte offset of a header ("udp", "bth", "body") in each variant, in
-// variant order (untagged IPv4, untagged IPv6, tagged IPv4, tagged IPv6).
+// Bases returns the byte offset of a header ("l3", "udp", "bth", "body") in each variant, in
+// variant order (wire.Stacks: untagged IPv4, untagged IPv6, tagged IPv4, tagged IPv6).
 func (u *Unit) Bases(hdr string) ([]int, error) {
 	var out []int
-	for _, v := range variants {
+	for _, s := range wire.Stacks() {
 		switch hdr {
 		case "l3":
-			out = append(out, v.l3())
+			out = append(out, s.L3())
 		case "udp":
-			out = append(out, v.udp())
+			out = append(out, s.UDP())
 		case "bth":
-			out = append(out, v.udp()+wire.UDPHeaderLen)
+			out = append(out, s.BTH())
 		case "body":
-			out = append(out, v.udp()+wire.UDPHeaderLen+wire.BTHLen)
+			out = append(out, s.Body())
 		default:
 			return nil, fmt.Errorf("parser: unknown header %q", hdr)
 		}
 	}
 	return out, nil
 }
+
+// Stacks are the four header variants, for the template.
+func (u *Unit) Stacks() []wire.Stack { return wire.Stacks() }
 
 // BE renders the big-endian n-byte field at byte offset off of vec (byte i in bits 8i+7:8i).
 func BE(vec string, off, n int) string {
@@ -215,59 +199,10 @@ func BE(vec string, off, n int) string {
 	return "{" + strings.Join(parts, ", ") + "}"
 }
 
-// CrcLane is one early byte lane of the ICRC input: its lane and what each variant does to it.
-type CrcLane struct {
-	Lane int
-	Pos  int
-	Hi   int
-	Lo   int
-	Zero bool      // zero in every variant (before any IP header)
-	Ops  [4]string // per variant: the Verilog value of the lane
-}
-
 // CrcEarly returns, for each beat that holds bytes before the end of the longest
-// Ethernet+IP+UDP stack, the lanes whose ICRC input differs from the received byte: bytes before
-// the IP header are zeroed; the variant fields (IPv4 TOS, TTL, checksum; IPv6 traffic class,
-// flow label, hop limit; the UDP checksum) are set to ones (docs/wire-format.md section 11).
-func (u *Unit) CrcEarly() [][]CrcLane {
-	end := wire.EthHeaderLen + wire.VLANTagLen + wire.IPv6HeaderLen + wire.UDPHeaderLen
-	var beats [][]CrcLane
-	for k := 0; k*u.B < end; k++ {
-		var lanes []CrcLane
-		for j := 0; j < u.B && k*u.B+j < end; j++ {
-			p := k*u.B + j
-			l := CrcLane{Lane: j, Pos: p, Hi: 8*j + 7, Lo: 8 * j}
-			raw := fmt.Sprintf("s_axis_tdata[%d:%d]", l.Hi, l.Lo)
-			allZero, allRaw := true, true
-			for vi, v := range variants {
-				op := raw
-				rel, urel := p-v.l3(), p-v.udp()
-				switch {
-				case rel < 0:
-					op = "8'h00"
-				case urel == wire.UDPChecksumOff || urel == wire.UDPChecksumOff+1:
-					op = "8'hff"
-				case !v.v6 && (rel == wire.IPv4TOSOff || rel == wire.IPv4TTLOff ||
-					rel == wire.IPv4ChecksumOff || rel == wire.IPv4ChecksumOff+1):
-					op = "8'hff"
-				case v.v6 && rel == wire.IPv6VerTCFlowOff:
-					op = raw + " | 8'h0f"
-				case v.v6 && (rel == 1 || rel == 2 || rel == 3 || rel == wire.IPv6HopLimitOff):
-					op = "8'hff"
-				}
-				l.Ops[vi] = op
-				allZero = allZero && op == "8'h00"
-				allRaw = allRaw && op == raw
-			}
-			l.Zero = allZero
-			if !allRaw {
-				lanes = append(lanes, l)
-			}
-		}
-		beats = append(beats, lanes)
-	}
-	return beats
-}
+// Ethernet+IP+UDP stack, the lanes of stage r2's beat whose ICRC input differs from the received
+// byte (hdl/crc.EarlyLanes, the rule of docs/wire-format.md section 11).
+func (u *Unit) CrcEarly() [][]crc.Lane { return crc.EarlyLanes(u.B, "r2_data") }
 
 // BE is the template's form of the package function BE (sprig arithmetic gives int64).
 func (u *Unit) BE(vec string, off, n any) (string, error) {
@@ -351,17 +286,27 @@ func (u *Unit) capSources(s CapSection, c int) ([]capSource, error) {
 	var out []capSource
 	for v, b := range bases {
 		p := b + c
-		cond := fmt.Sprintf("now_var == 2'd%d", v)
+		// A beat after the last EtherType byte reads the variant from the registers, which
+		// hold it by then: the capture does not wait for the compare on this beat's bytes.
+		now := "now_"
+		if p/u.B > lastVariantByte/u.B {
+			now = "reg_"
+		}
+		cond := fmt.Sprintf("%svar == 2'd%d", now, v)
 		if s.Hdr == "l3" { // the IP header's offset depends on the tag only
 			if v%2 == 1 {
 				continue
 			}
-			cond = map[int]string{0: "!now_vlan", 2: "now_vlan"}[v]
+			cond = map[int]string{0: "!" + now + "vlan", 2: now + "vlan"}[v]
 		}
 		out = append(out, capSource{cond, p / u.B, p % u.B})
 	}
 	return out, nil
 }
+
+// lastVariantByte is the last byte that decides the header variant: the inner EtherType behind
+// a tag.
+const lastVariantByte = wire.EthTypeOff + wire.VLANTagLen + 1
 
 func (u *Unit) beatCond(src capSource) string {
 	c := fmt.Sprintf("a_beat == %d'd%d", u.BeatW, src.beat)

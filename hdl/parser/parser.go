@@ -45,10 +45,6 @@ const Source = "hdl/parser/parser.go"
 // Top is the name of the parser's top module.
 const Top = "rx_parser"
 
-// Latency is the number of cycles from the handshake of a frame's last beat to its descriptor
-// (or drop) on the output: one cycle into the check stage, one into the output registers.
-const Latency = 2
-
 // CounterWidth is the width of every outcome counter.
 const CounterWidth = 32
 
@@ -78,6 +74,8 @@ type Unit struct {
 	FifoAW      int               // log2(FifoDepth)
 	MaxPayBeats int               // raw beats of the longest payload
 	Fields      []Field
+	Latency     int // cycles from the handshake of a frame's last beat to its outcome
+	DescSlots   int // descriptor slots (docs/parser.md)
 }
 
 // New derives the parser description from a validated configuration.
@@ -111,10 +109,12 @@ func New(c config.Config) (*Unit, error) {
 		}
 	}
 	u.Outcomes = len(u.Reasons) + 1
-	// Raw beats of the longest payload (it may start anywhere in a beat), plus slack so that one
-	// frame can be written while the previous one drains.
+	u.Latency = pipelineLatency(u.B)
+	u.DescSlots = descSlots(u.W, u.Latency)
+	// Raw beats of the longest payload (it may start anywhere in a beat), plus slack so that the
+	// next frames can be written while it waits for its verdict and drains.
 	u.MaxPayBeats = (u.B - 1 + prm.MTU + u.B - 1) / u.B
-	u.FifoDepth = 1 << bits.Len(uint(u.MaxPayBeats+8-1))
+	u.FifoDepth = 1 << bits.Len(uint(u.MaxPayBeats+u.Latency+payloadSlack-1))
 	u.FifoAW = bits.Len(uint(u.FifoDepth)) - 1
 	u.Reset = hdl.ResetFor(c.ResetStyle)
 	u.Fields = descriptorFields(u.S)

@@ -31,19 +31,38 @@ type flag struct {
 	Mask        int
 }
 
+// maskByte is one variant field byte of the ICRC: its offset from the IP header and the bits
+// set to one.
+type maskByte struct{ Off, Mask int }
+
 // luaData is everything the template reads.
 type luaData struct {
-	Port     int
-	Opcodes  []named
-	NakCodes []named
-	Flags    []flag
-	W        map[string]int // golden/wire constants by name
+	Port      int
+	Opcodes   []named
+	NakCodes  []named
+	Flags     []flag
+	W         map[string]int // golden/wire constants by name
+	ICRCMask4 []maskByte     // golden/wire.ICRCMask over an IPv4 header (no options) and UDP
+	ICRCMask6 []maskByte     // and over an IPv6 header and UDP
+}
+
+// icrcMask lists wire.ICRCMask's non-zero bytes over an IP header of ipLen bytes and the UDP
+// header behind it.
+func icrcMask(v6 bool, ipLen int) []maskByte {
+	var out []maskByte
+	for off := 0; off < ipLen+wire.UDPHeaderLen; off++ {
+		if m := wire.ICRCMask(v6, ipLen, off); m != 0 {
+			out = append(out, maskByte{off, int(m)})
+		}
+	}
+	return out
 }
 
 // Lua renders the dissector, registered by default on the UDP destination port of
 // config.Default() (configs/default.yaml's udp_dest_port; a dissector preference changes it).
 func Lua() ([]byte, error) {
-	d := luaData{Port: config.Default().UDPDestPort}
+	d := luaData{Port: config.Default().UDPDestPort,
+		ICRCMask4: icrcMask(false, wire.IPv4HeaderLen), ICRCMask6: icrcMask(true, wire.IPv6HeaderLen)}
 	for _, op := range wire.AllOpcodes() {
 		d.Opcodes = append(d.Opcodes, named{int(op), op.String()})
 	}
@@ -61,9 +80,7 @@ func Lua() ([]byte, error) {
 	}
 	d.W = map[string]int{
 		"EthHeaderLen": wire.EthHeaderLen, "IPv4HeaderLen": wire.IPv4HeaderLen, "IPv6HeaderLen": wire.IPv6HeaderLen,
-		"IPv4TOSOff": wire.IPv4TOSOff, "IPv4TTLOff": wire.IPv4TTLOff, "IPv4ChecksumOff": wire.IPv4ChecksumOff,
-		"IPv6VerTCFlowOff": wire.IPv6VerTCFlowOff, "IPv6HopLimitOff": wire.IPv6HopLimitOff,
-		"UDPHeaderLen": wire.UDPHeaderLen, "UDPChecksumOff": wire.UDPChecksumOff,
+		"UDPHeaderLen": wire.UDPHeaderLen,
 		"BTHLen": wire.BTHLen, "BTHOpcodeOff": wire.BTHOpcodeOff, "BTHFlagsOff": wire.BTHFlagsOff,
 		"BTHConnIDOff": wire.BTHConnIDOff, "BTHPathIDOff": wire.BTHPathIDOff, "BTHStreamIDOff": wire.BTHStreamIDOff,
 		"BTHVersionOff": wire.BTHVersionOff, "BTHReservedOff": wire.BTHReservedOff, "BTHPSNOff": wire.BTHPSNOff,

@@ -45,13 +45,8 @@ local W = {
 	ECNEchoBytes = 2,
 	EthHeaderLen = 14,
 	ICRCLen = 4,
-	IPv4ChecksumOff = 10,
 	IPv4HeaderLen = 20,
-	IPv4TOSOff = 1,
-	IPv4TTLOff = 8,
 	IPv6HeaderLen = 40,
-	IPv6HopLimitOff = 7,
-	IPv6VerTCFlowOff = 0,
 	MSNBytes = 4,
 	MsgLenBytes = 4,
 	MsgOffsetBytes = 4,
@@ -81,7 +76,6 @@ local W = {
 	TimestampBytes = 4,
 	TimestampEchoBytes = 4,
 	TimestampUnitNS = 1,
-	UDPChecksumOff = 6,
 	UDPHeaderLen = 8,
 	VABytes = 8,
 	WriteExtLen = 20,
@@ -186,12 +180,21 @@ for i = 0, 255 do
 	crc_table[i] = c
 end
 
--- crc_update runs bytes first..last (0-based, inclusive) of ByteArray ba through the CRC;
--- positions for which masked(i) is true count as 0xFF (the ICRC's variant fields).
-local function crc_update(crc, ba, first, last, masked)
+-- icrc_mask holds the ICRC's variant fields (golden/wire.ICRCMask): for an IPv4 header (false,
+-- no options) and an IPv6 header (true), the bits set to one in each byte, keyed by the byte's
+-- offset from the IP header, the UDP header's bytes following the IP header's.
+local icrc_mask = {
+	[false] = { [1] = 0xff, [8] = 0xff, [10] = 0xff, [11] = 0xff, [26] = 0xff, [27] = 0xff, },
+	[true] = { [0] = 0x0f, [1] = 0xff, [2] = 0xff, [3] = 0xff, [7] = 0xff, [46] = 0xff, [47] = 0xff, },
+}
+
+-- crc_update runs bytes first..last (0-based, inclusive) of ByteArray ba through the CRC; byte i
+-- is ORed with mask[base + i] when mask has it.
+local function crc_update(crc, ba, first, last, mask, base)
 	for i = first, last do
 		local b = ba:get_index(i)
-		if masked and masked(i) then b = 0xFF end
+		local m = mask and mask[base + i]
+		if m then b = bit.bor(b, m) end
 		crc = bit.bxor(crc_table[bit.band(bit.bxor(crc, b), 0xFF)], bit.rshift(crc, 8))
 	end
 	return crc
@@ -214,23 +217,11 @@ local function compute_icrc(tvb)
 	local hlen = v6 and W.IPv6HeaderLen or W.IPv4HeaderLen
 	local iph, udph = ip.range:bytes(), udp.range:bytes()
 	if iph:len() < hlen or udph:len() < W.UDPHeaderLen then return nil end
-	local ipmask
-	if v6 then
-		ipmask = function(i) return (i >= W.IPv6VerTCFlowOff + 1 and i <= W.IPv6VerTCFlowOff + 3) or i == W.IPv6HopLimitOff end
-	else
-		ipmask = function(i) return i == W.IPv4TOSOff or i == W.IPv4TTLOff or i == W.IPv4ChecksumOff or i == W.IPv4ChecksumOff + 1 end
-	end
+	local mask = icrc_mask[v6]
 	local crc = 0xFFFFFFFF
-	if v6 then
-		-- byte 0 is the version (kept) and the high half of the traffic class (masked)
-		local b0 = bit.bor(bit.band(iph:get_index(W.IPv6VerTCFlowOff), 0xF0), 0x0F)
-		crc = bit.bxor(crc_table[bit.band(bit.bxor(crc, b0), 0xFF)], bit.rshift(crc, 8))
-		crc = crc_update(crc, iph, 1, hlen - 1, ipmask)
-	else
-		crc = crc_update(crc, iph, 0, hlen - 1, ipmask)
-	end
-	crc = crc_update(crc, udph, 0, W.UDPHeaderLen - 1, function(i) return i == W.UDPChecksumOff or i == W.UDPChecksumOff + 1 end)
-	crc = crc_update(crc, tvb:bytes(), 0, tvb:len() - W.ICRCLen - 1, nil)
+	crc = crc_update(crc, iph, 0, hlen - 1, mask, 0)
+	crc = crc_update(crc, udph, 0, W.UDPHeaderLen - 1, mask, hlen)
+	crc = crc_update(crc, tvb:bytes(), 0, tvb:len() - W.ICRCLen - 1, nil, 0)
 	return bit.bxor(crc, 0xFFFFFFFF)
 end
 

@@ -119,12 +119,21 @@ for i = 0, 255 do
 	crc_table[i] = c
 end
 
--- crc_update runs bytes first..last (0-based, inclusive) of ByteArray ba through the CRC;
--- positions for which masked(i) is true count as 0xFF (the ICRC's variant fields).
-local function crc_update(crc, ba, first, last, masked)
+-- icrc_mask holds the ICRC's variant fields (golden/wire.ICRCMask): for an IPv4 header (false,
+-- no options) and an IPv6 header (true), the bits set to one in each byte, keyed by the byte's
+-- offset from the IP header, the UDP header's bytes following the IP header's.
+local icrc_mask = {
+	[false] = { {{- range .ICRCMask4}} [{{.Off}}] = {{hex .Mask}},{{end}} },
+	[true] = { {{- range .ICRCMask6}} [{{.Off}}] = {{hex .Mask}},{{end}} },
+}
+
+-- crc_update runs bytes first..last (0-based, inclusive) of ByteArray ba through the CRC; byte i
+-- is ORed with mask[base + i] when mask has it.
+local function crc_update(crc, ba, first, last, mask, base)
 	for i = first, last do
 		local b = ba:get_index(i)
-		if masked and masked(i) then b = 0xFF end
+		local m = mask and mask[base + i]
+		if m then b = bit.bor(b, m) end
 		crc = bit.bxor(crc_table[bit.band(bit.bxor(crc, b), 0xFF)], bit.rshift(crc, 8))
 	end
 	return crc
@@ -147,23 +156,11 @@ local function compute_icrc(tvb)
 	local hlen = v6 and W.IPv6HeaderLen or W.IPv4HeaderLen
 	local iph, udph = ip.range:bytes(), udp.range:bytes()
 	if iph:len() < hlen or udph:len() < W.UDPHeaderLen then return nil end
-	local ipmask
-	if v6 then
-		ipmask = function(i) return (i >= W.IPv6VerTCFlowOff + 1 and i <= W.IPv6VerTCFlowOff + 3) or i == W.IPv6HopLimitOff end
-	else
-		ipmask = function(i) return i == W.IPv4TOSOff or i == W.IPv4TTLOff or i == W.IPv4ChecksumOff or i == W.IPv4ChecksumOff + 1 end
-	end
+	local mask = icrc_mask[v6]
 	local crc = 0xFFFFFFFF
-	if v6 then
-		-- byte 0 is the version (kept) and the high half of the traffic class (masked)
-		local b0 = bit.bor(bit.band(iph:get_index(W.IPv6VerTCFlowOff), 0xF0), 0x0F)
-		crc = bit.bxor(crc_table[bit.band(bit.bxor(crc, b0), 0xFF)], bit.rshift(crc, 8))
-		crc = crc_update(crc, iph, 1, hlen - 1, ipmask)
-	else
-		crc = crc_update(crc, iph, 0, hlen - 1, ipmask)
-	end
-	crc = crc_update(crc, udph, 0, W.UDPHeaderLen - 1, function(i) return i == W.UDPChecksumOff or i == W.UDPChecksumOff + 1 end)
-	crc = crc_update(crc, tvb:bytes(), 0, tvb:len() - W.ICRCLen - 1, nil)
+	crc = crc_update(crc, iph, 0, hlen - 1, mask, 0)
+	crc = crc_update(crc, udph, 0, W.UDPHeaderLen - 1, mask, hlen)
+	crc = crc_update(crc, tvb:bytes(), 0, tvb:len() - W.ICRCLen - 1, nil, 0)
 	return bit.bxor(crc, 0xFFFFFFFF)
 end
 
