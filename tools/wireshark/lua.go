@@ -81,7 +81,7 @@ func Lua() ([]byte, error) {
 	d.W = map[string]int{
 		"EthHeaderLen": wire.EthHeaderLen, "IPv4HeaderLen": wire.IPv4HeaderLen, "IPv6HeaderLen": wire.IPv6HeaderLen,
 		"UDPHeaderLen": wire.UDPHeaderLen,
-		"BTHLen": wire.BTHLen, "BTHOpcodeOff": wire.BTHOpcodeOff, "BTHFlagsOff": wire.BTHFlagsOff,
+		"BTHLen":       wire.BTHLen, "BTHOpcodeOff": wire.BTHOpcodeOff, "BTHFlagsOff": wire.BTHFlagsOff,
 		"BTHConnIDOff": wire.BTHConnIDOff, "BTHPathIDOff": wire.BTHPathIDOff, "BTHStreamIDOff": wire.BTHStreamIDOff,
 		"BTHVersionOff": wire.BTHVersionOff, "BTHReservedOff": wire.BTHReservedOff, "BTHPSNOff": wire.BTHPSNOff,
 		"BTHMSNOff": wire.BTHMSNOff, "BTHVersion": wire.BTHVersion,
