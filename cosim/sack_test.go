@@ -3,6 +3,7 @@ package cosim
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -201,13 +202,22 @@ func TestSackCosimCatchesFaults(t *testing.T) {
 			"wire merge_e = e_valid && (e_idx == lp_idx);", "wire merge_e = 1'b0 && e_valid && (e_idx == lp_idx);", "Status", false, "back-to-back"},
 		{"tx merge of the result just written disabled", "sack_tx",
 			"wire merge_w = w_valid && (w_idx == lp_idx);", "wire merge_w = 1'b0 && w_valid && (w_idx == lp_idx);", "Status", false, "back-to-back"},
+		// From 1024 bits the rx search runs on both candidate entries: the forwarded one's
+		// result must be the one taken (run at 1024 bits).
+		{"rx search of the table's entry taken when forwarding", "sack_rx",
+			"wire [SLOT_WIDTH-1:0] upper_idx = fwd_hit ? g_search[1].upper_idx : g_search[0].upper_idx;",
+			"wire [SLOT_WIDTH-1:0] upper_idx = g_search[0].upper_idx;", "Cum", false, "random"},
 	}
 	var tf []templateFault
 	for _, f := range faults {
 		tf = append(tf, templateFault{Name: f.name, Module: f.module, From: f.from, To: f.to, Field: f.field, VCD: f.vcd, Scenario: f.scenario})
 	}
 	requireFaultsCaught(t, tf, func(t *testing.T, f templateFault, mutate func([]gen.Source) error, vcd string) *Result {
-		return runSackTest(t, config.Default(), f.Scenario, 1, 20_000, mutate, vcd)
+		c := config.Default()
+		if strings.Contains(f.Name, "search") {
+			c.Name, c.SackWidth, c.PathsPerConnection, c.Connections = "w1024-1path", hdlsack.DualSearchFrom, 1, 2
+		}
+		return runSackTest(t, c, f.Scenario, 1, 20_000, mutate, vcd)
 	})
 }
 

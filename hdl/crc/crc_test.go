@@ -106,7 +106,7 @@ func TestNewUnshiftNetRejectsBadBeats(t *testing.T) {
 		n, err := NewUnshiftNet(tc.b)
 		require.NoError(t, err)
 		require.Equal(t, tc.bw, n.BW)
-		require.Len(t, n.Steps(), tc.bw)
+		require.Len(t, n.Stages(), (tc.bw+StepsPerStage-1)/StepsPerStage)
 	}
 }
 

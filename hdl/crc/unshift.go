@@ -23,9 +23,9 @@ type UnshiftNet struct {
 	BW int // log2(B): steps, and the width of the pad count
 }
 
-// StepsPerStage is the number of unshift steps between two registers. A step is a parity of at
-// most 22 of the 32 register bits and a 2:1 multiplexer: two LUT6 levels, about 1 ns in osu018
-// (docs/parser.md has the measurements that chose 2).
+// StepsPerStage is the number of unshift steps between two registers: a stage chooses among the
+// maps of its steps and their composition, each a parity of at most 32 register bits, so it is
+// one XOR tree and a 4:1 choice deep (BENCHMARKS.md, "Timing closure I", has the measurements).
 const StepsPerStage = 2
 
 // NewUnshiftNet is the network of a beat of b bytes (a power of two, at least 2).
@@ -86,29 +86,43 @@ func (u *UnshiftNet) Source() (gen.Source, error) {
 	return gen.Source{Module: u.Module(), Template: string(text), Data: u}, nil
 }
 
-// UnshiftStep is one step of the network for the template: its XOR map's lines, the register
-// stage it belongs to, and whether a register follows it.
-type UnshiftStep struct {
-	Index    int
-	Stage    int
-	RegAfter bool
-	Lines    []string
+// UnshiftMap is one of a stage's linear maps: Unshift over Bytes zero bytes, chosen when the
+// stage's bits of the pad count equal Sel.
+type UnshiftMap struct {
+	Name  string
+	Sel   int
+	Bytes int
+	Lines []string
 }
 
-// Steps are the network's steps: step i removes 2^i zero bytes.
-func (u *UnshiftNet) Steps() []UnshiftStep {
-	var out []UnshiftStep
-	for i := 0; i < u.BW; i++ {
-		out = append(out, UnshiftStep{
-			Index:    i,
-			Stage:    i / StepsPerStage,
-			RegAfter: (i+1)%StepsPerStage == 0 || i == u.BW-1,
-			Lines:    XorLines(fmt.Sprintf("u%d", i), fmt.Sprintf("s%d", i), UnshiftEquations(1<<i)),
-		})
+// UnshiftStage is one register stage of the network: steps First..First+Steps-1 of the pad
+// count, taken at once. Its output is one of the stage's maps, or its input unchanged (the
+// stage's bits zero): the maps of both steps and of their composition (Unshift over 3·2^First
+// bytes) are computed side by side, so a stage is one XOR tree and a 4:1 choice deep, not two
+// trees in a row.
+type UnshiftStage struct {
+	Index, First, Steps int
+	Maps                []UnshiftMap
+}
+
+// Stages are the network's register stages: StepsPerStage steps each, the last one fewer.
+func (u *UnshiftNet) Stages() []UnshiftStage {
+	var out []UnshiftStage
+	for first := 0; first < u.BW; first += StepsPerStage {
+		st := UnshiftStage{Index: len(out), First: first, Steps: min(StepsPerStage, u.BW-first)}
+		for sel := 1; sel < 1<<st.Steps; sel++ {
+			bytes := sel << first
+			name := fmt.Sprintf("u%d_%d", st.Index, sel)
+			st.Maps = append(st.Maps, UnshiftMap{Name: name, Sel: sel, Bytes: bytes,
+				Lines: XorLines(name, fmt.Sprintf("s%d", st.Index), UnshiftEquations(bytes))})
+		}
+		out = append(out, st)
 	}
 	return out
 }
 
+// StepsPerStageT is StepsPerStage, for the template.
+func (u *UnshiftNet) StepsPerStageT() int { return StepsPerStage }
 // BeatSources are the two CRC modules a datapath of w bits per beat needs, ready for gen.Build:
 // the update unit crc32_d<w> and the unshift network crc32_unshift_b<w/8>.
 func BeatSources(w int) ([]gen.Source, error) {
@@ -126,6 +140,3 @@ func BeatSources(w int) ([]gen.Source, error) {
 	}
 	return []gen.Source{{Module: Module(w), Template: Template, Data: eq}, unshift}, nil
 }
-
-// StepsPerStageT is StepsPerStage, for the template.
-func (u *UnshiftNet) StepsPerStageT() int { return StepsPerStage }

@@ -354,3 +354,25 @@ func (u *Unit) NowByte(reg string, c int) (string, error) {
 	}
 	return "", fmt.Errorf("parser: no header register %q", reg)
 }
+
+// NowByteOf is byte c of a header register as it stands with this beat's write, in variant v:
+// the lane that carries it in v when this beat does, else the register (stage a's per-variant
+// decodes, which the variant's compare then chooses among).
+func (u *Unit) NowByteOf(reg string, c, v int) (string, error) {
+	for _, s := range u.CapSections() {
+		if s.Reg != reg {
+			continue
+		}
+		if s.Hdr == "eth" || s.Hdr == "l3" {
+			return "", fmt.Errorf("parser: NowByteOf: %s is not captured per variant", reg)
+		}
+		bases, err := u.Bases(s.Hdr)
+		if err != nil {
+			return "", err
+		}
+		p := bases[v] + c
+		return fmt.Sprintf("(a_beat == %d'd%d ? s_axis_tdata[%d:%d] : %s[%d:%d])", u.BeatW, p/u.B,
+			8*(p%u.B)+7, 8*(p%u.B), reg, 8*c+7, 8*c), nil
+	}
+	return "", fmt.Errorf("parser: no header register %q", reg)
+}

@@ -154,26 +154,21 @@ func (u *Unit) PayRanges() []PayRange {
 	return out
 }
 
-// PosCaseLines renders stage r1's constant table: a case over {variant, class} setting every
-// PosConst.
-func (u *Unit) PosCaseLines() []string {
-	consts := u.PosConsts()
+// PosTableLines renders stage r1's constant table as one assign per constant, a choice over
+// pos_sel = {variant, class}. Assigns, not a case in an always block, on purpose: synthesis turns
+// a case of constants into a ROM and may move the ROM's address register behind it, which puts
+// the table in stage a's cycle.
+func (u *Unit) PosTableLines() []string {
 	var out []string
-	for v := 0; v < 4; v++ {
-		for c := 0; c < 4; c++ {
-			var sets []string
-			for _, k := range consts {
-				sets = append(sets, fmt.Sprintf("%s = %d'd%d;", k.Name, k.Width, k.Vals[v][c]))
-			}
-			label := fmt.Sprintf("4'd%d", 4*v+c)
-			if v == 3 && c == 3 {
-				label = "default"
-			}
-			out = append(out, fmt.Sprintf("%s: begin", label))
-			for i := 0; i < len(sets); i += 3 {
-				out = append(out, "  "+strings.Join(sets[i:min(i+3, len(sets))], " "))
-			}
-			out = append(out, "end")
+	for _, k := range u.PosConsts() {
+		out = append(out, fmt.Sprintf("// %s: %s", k.Name, k.Doc), fmt.Sprintf("wire [%d:0] %s =", k.Width-1, k.Name))
+		var terms []string
+		for sel := 0; sel < 15; sel++ {
+			terms = append(terms, fmt.Sprintf("pos_sel == 4'd%d ? %d'd%d :", sel, k.Width, k.Vals[sel/4][sel%4]))
+		}
+		terms = append(terms, fmt.Sprintf("%d'd%d;", k.Width, k.Vals[3][3]))
+		for i := 0; i < len(terms); i += 2 {
+			out = append(out, "    "+strings.Join(terms[i:min(i+2, len(terms))], " "))
 		}
 	}
 	return out
@@ -302,10 +297,11 @@ func (u *Unit) MinBeatsT() int { return hdl.MinFrameBeats(u.W) }
 func (u *Unit) OutDepthT() int { return outcomeDepth }
 
 // checkStage says in which stage each drop check is decided: "v" (header fields), "w" (the
-// positions), "x" (compares on w's sums) or "join" (the ICRC).
+// frame's length and positions), "x" (compares on w's sums) or "join" (the ICRC).
 func checkStage(r wire.DropReason) string {
 	switch r {
-	case wire.DropIPLengthExceedsFrame, wire.DropFrameTrailingBytes, wire.DropTruncatedUDP,
+	case wire.DropFrameTooLong, wire.DropRunt,
+		wire.DropIPLengthExceedsFrame, wire.DropFrameTrailingBytes, wire.DropTruncatedUDP,
 		wire.DropUDPLengthMismatch, wire.DropTruncatedBTH, wire.DropTruncatedExtension,
 		wire.DropTruncatedAck, wire.DropPayloadTooLong, wire.DropPayloadLengthInvalid:
 		return "w"

@@ -87,7 +87,7 @@ func New(c config.Config) (*Unit, error) {
 	u.CntW = u.IW + 1
 	u.SlotHiW = u.IW / 2
 	u.SlotLoW = u.IW - u.SlotHiW
-	u.PopcountSplit = max(1, u.IW/2)
+	u.PopcountSplit = popcountSplit(u.IW)
 	// rx entry: {since_ack[7:0], bitmap[W-1:0], highest[P-1:0], cum[P-1:0]}
 	u.RxEntryW = 8 + u.W + 2*u.PW
 	// tx entry: {hwm[P-1:0], count[IW:0], nxt[P-1:0], una[P-1:0]}
@@ -166,3 +166,25 @@ func (u *Unit) Sources() ([]gen.Source, error) {
 // RxEntryII is sack_rx's initiation interval between two operations on one (connection, path)
 // entry: its recurrence is two register stages. Operations on different entries go at II=1.
 const RxEntryII = 2
+
+// popcountSplit is the level of the sack_tx popcount's adder tree whose sums are registered, for
+// a bitmap of 2^iw bits: half the levels, and one more from 512 bits on, where the upper
+// levels' adders are the wider ones (sack_tx measured in osu018 and LUT6 levels: at 1024 bits,
+// split at level 5, 4.02 ns and 9 levels; at 6, 3.86 ns and 7; at 7, 4.62 ns and 9; at 512
+// bits, split at 4, 3.86 ns and 9 levels; at 5, 3.43 ns and 8).
+func popcountSplit(iw int) int {
+	if iw >= 9 {
+		return iw/2 + 1
+	}
+	return max(1, iw/2)
+}
+
+// DualSearchFrom is the bitmap width from which sack_rx runs its find-first-zero trees on both
+// candidate entries and selects their results, rather than selecting the entry first.
+const DualSearchFrom = 1024
+
+// DualSearch reports whether this unit's sack_rx searches both candidates (DualSearchFrom).
+func (u *Unit) DualSearch() bool { return u.W >= DualSearchFrom }
+
+// DualSearchFromT is DualSearchFrom, for the template.
+func (u *Unit) DualSearchFromT() int { return DualSearchFrom }
