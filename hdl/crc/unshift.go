@@ -123,6 +123,7 @@ func (u *UnshiftNet) Stages() []UnshiftStage {
 
 // StepsPerStageT is StepsPerStage, for the template.
 func (u *UnshiftNet) StepsPerStageT() int { return StepsPerStage }
+
 // BeatSources are the two CRC modules a datapath of w bits per beat needs, ready for gen.Build:
 // the update unit crc32_d<w> and the unshift network crc32_unshift_b<w/8>.
 func BeatSources(w int) ([]gen.Source, error) {
