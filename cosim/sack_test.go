@@ -86,19 +86,27 @@ func TestSackDirectedScenarios(t *testing.T) {
 // (each waits one cycle in its input stage: the latency the header states plus one) and
 // sack_tx one every cycle.
 func TestSackInitiationIntervalAndLatency(t *testing.T) {
-	c := config.Default()
-	const n = 1000
-	res := runSackTest(t, c, "back-to-back", 3, n, nil, "")
-	requireClean(t, res)
-	require.Equal(t, res.DeclaredLatency["tx"], res.MinLatency["tx"], "tx latency")
-	require.Equal(t, res.DeclaredLatency["tx"], res.MaxLatency["tx"], "tx latency without backpressure")
-	require.GreaterOrEqual(t, res.MinLatency["rx"], res.DeclaredLatency["rx"], "rx latency")
-	require.Equal(t, res.DeclaredLatency["rx"]+hdlsack.RxEntryII-1, res.MaxLatency["rx"], "rx latency behind an operation on its entry")
-	d := c.Derived()
-	// Packets at the entry's II + pipeline latency + the post-reset table clear + one init per path.
-	budget := uint64(hdlsack.RxEntryII*n + res.DeclaredLatency["rx"] + d.PathTableDepth + c.Connections*c.PathsPerConnection + 8)
-	require.LessOrEqual(t, res.RTLCycles, budget, "entry II=%d: %d cycles for %d packets", hdlsack.RxEntryII, res.RTLCycles, n)
-	require.Positive(t, res.Counts["rx_stall_cycles"], "back to back on one entry, sack_rx holds")
+	wide := config.Default()
+	wide.Name, wide.SackWidth, wide.PathsPerConnection, wide.Connections = "w1024-1path", hdlsack.DualSearchFrom, 1, 2
+	for _, c := range []config.Config{config.Default(), wide} {
+		t.Run(c.Name, func(t *testing.T) {
+			u, err := hdlsack.New(c)
+			require.NoError(t, err)
+			ii := u.RxEntryII()
+			const n = 1000
+			res := runSackTest(t, c, "back-to-back", 3, n, nil, "")
+			requireClean(t, res)
+			require.Equal(t, res.DeclaredLatency["tx"], res.MinLatency["tx"], "tx latency")
+			require.Equal(t, res.DeclaredLatency["tx"], res.MaxLatency["tx"], "tx latency without backpressure")
+			require.GreaterOrEqual(t, res.MinLatency["rx"], res.DeclaredLatency["rx"], "rx latency")
+			require.Equal(t, res.DeclaredLatency["rx"]+ii-1, res.MaxLatency["rx"], "rx latency behind an operation on its entry")
+			d := c.Derived()
+			// Packets at the entry's II + pipeline latency + the post-reset table clear + one init per path.
+			budget := uint64(ii*n + res.DeclaredLatency["rx"] + d.PathTableDepth + c.Connections*c.PathsPerConnection + 8)
+			require.LessOrEqual(t, res.RTLCycles, budget, "entry II=%d: %d cycles for %d packets", ii, res.RTLCycles, n)
+			require.Positive(t, res.Counts["rx_stall_cycles"], "back to back on one entry, sack_rx holds")
+		})
+	}
 }
 
 // TestSackLineRate offers one operation per port per minimum-frame time, every port's all to
@@ -202,8 +210,12 @@ func TestSackCosimCatchesFaults(t *testing.T) {
 			"wire merge_e = e_valid && (e_idx == lp_idx);", "wire merge_e = 1'b0 && e_valid && (e_idx == lp_idx);", "Status", false, "back-to-back"},
 		{"tx merge of the result just written disabled", "sack_tx",
 			"wire merge_w = w_valid && (w_idx == lp_idx);", "wire merge_w = 1'b0 && w_valid && (w_idx == lp_idx);", "Status", false, "back-to-back"},
-		// From 1024 bits the rx search runs on both candidate entries: the forwarded one's
-		// result must be the one taken (run at 1024 bits).
+		// From 1024 bits the rx holds an operation behind either of the two ahead on its entry
+		// (run at 1024 bits, 64-bit datapath)...
+		{"rx hold behind the operation two ahead disabled", "sack_rx",
+			"|| (a_valid && (in_q_idx == a_idx))", "|| 1'b0", "Cum", false, "back-to-back"},
+		// ... or, where the line needs entry II 2 (a 512-bit datapath), searches both candidate
+		// entries: the forwarded one's result must be the one taken.
 		{"rx search of the table's entry taken when forwarding", "sack_rx",
 			"wire [SLOT_WIDTH-1:0] upper_idx = fwd_hit ? g_search[1].upper_idx : g_search[0].upper_idx;",
 			"wire [SLOT_WIDTH-1:0] upper_idx = g_search[0].upper_idx;", "Cum", false, "random"},
@@ -214,8 +226,11 @@ func TestSackCosimCatchesFaults(t *testing.T) {
 	}
 	requireFaultsCaught(t, tf, func(t *testing.T, f templateFault, mutate func([]gen.Source) error, vcd string) *Result {
 		c := config.Default()
-		if strings.Contains(f.Name, "search") {
+		if strings.Contains(f.Name, "search") || strings.Contains(f.Name, "two ahead") {
 			c.Name, c.SackWidth, c.PathsPerConnection, c.Connections = "w1024-1path", hdlsack.DualSearchFrom, 1, 2
+		}
+		if strings.Contains(f.Name, "search") {
+			c.Name, c.DatapathWidth = "w1024-1path-dp512", 512
 		}
 		return runSackTest(t, c, f.Scenario, 1, 20_000, mutate, vcd)
 	})

@@ -304,6 +304,13 @@ func (u *Unit) capSources(s CapSection, c int) ([]capSource, error) {
 	return out, nil
 }
 
+// RegVLANUsed reports whether an IP header byte is captured on a beat after the variant is
+// known (reg_vlan is read): not when the widest header variant's IP header fits in beat 0.
+func (u *Unit) RegVLANUsed() bool {
+	last := wire.EthHeaderLen + wire.VLANTagLen + wire.IPv4HeaderLen - 1
+	return last/u.B > lastVariantByte/u.B
+}
+
 // lastVariantByte is the last byte that decides the header variant: the inner EtherType behind
 // a tag.
 const lastVariantByte = wire.EthTypeOff + wire.VLANTagLen + 1

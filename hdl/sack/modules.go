@@ -125,7 +125,7 @@ func (u *Unit) RxModule() *hdl.Module {
 		Tables:  []hdl.Table{{Name: "rx_table", Depth: u.Depth, Width: u.RxEntryW, Doc: "{since_ack, bitmap (circular), highest+1, cum}"}},
 		Latency: u.RxLatency,
 		II:      1,
-		EntryII: RxEntryII,
+		EntryII: u.RxEntryII(),
 	}
 }
 

@@ -164,8 +164,23 @@ func (u *Unit) Sources() ([]gen.Source, error) {
 }
 
 // RxEntryII is sack_rx's initiation interval between two operations on one (connection, path)
-// entry: its recurrence is two register stages. Operations on different entries go at II=1.
-const RxEntryII = 2
+// entry: its recurrence is two register stages, so 2, and 3 from DualSearchFrom bitmap bits on
+// when the line allows it (see RxHoldTwo). Operations on different entries go at II=1.
+func (u *Unit) RxEntryII() int {
+	if u.RxHoldTwo() {
+		return 3
+	}
+	return 2
+}
+
+// RxHoldTwo reports whether sack_rx holds an operation while either of the two ahead of it is
+// on its entry (entry II 3), so that its search needs no forwarding select: from DualSearchFrom
+// bitmap bits on, when the line's operations on one entry are at least 3 cycles apart (a
+// minimum frame's beats per port, hdl.MinFrameBeats). Otherwise, at that width, the search runs
+// on both candidate entries (DualSearch).
+func (u *Unit) RxHoldTwo() bool {
+	return u.W >= DualSearchFrom && hdl.MinFrameBeats(u.Cfg.DatapathWidth)/max(1, u.Cfg.Ports) >= 3
+}
 
 // popcountSplit is the level of the sack_tx popcount's adder tree whose sums are registered, for
 // a bitmap of 2^iw bits: half the levels, and one more from 512 bits on, where the upper
@@ -183,8 +198,13 @@ func popcountSplit(iw int) int {
 // candidate entries and selects their results, rather than selecting the entry first.
 const DualSearchFrom = 1024
 
-// DualSearch reports whether this unit's sack_rx searches both candidates (DualSearchFrom).
-func (u *Unit) DualSearch() bool { return u.W >= DualSearchFrom }
+// DualSearch reports whether this unit's sack_rx searches both candidates: from DualSearchFrom
+// bits on, when the entry II cannot be 3 (RxHoldTwo).
+func (u *Unit) DualSearch() bool { return u.W >= DualSearchFrom && !u.RxHoldTwo() }
 
 // DualSearchFromT is DualSearchFrom, for the template.
 func (u *Unit) DualSearchFromT() int { return DualSearchFrom }
+
+// MinBeatsT is the minimum frame's beats at the configuration's datapath width, for the
+// template's header.
+func (u *Unit) MinBeatsT() int { return hdl.MinFrameBeats(u.Cfg.DatapathWidth) }
