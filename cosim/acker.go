@@ -32,6 +32,11 @@ type ackerKnobs struct {
 	Saturate  float64 // a path receives a burst of 70,000 CE-marked packets (ECN saturation)
 	WrapClock bool    // the clock starts just below 2^32 ns (32-bit timestamps and arrivals wrap)
 	Announce  float64 // a packet event is an ANNOUNCE instead (its path's latest cum, or a random one)
+	// LineRate offers each packet as soon as the previous one is taken, without waiting for
+	// the scheduler to go idle, and checks the initiation interval: with the output always
+	// ready, a packet with no timer due before it is taken hdlacker.Cycles cycles after the
+	// previous one.
+	LineRate bool
 }
 
 var ackerScenarios = map[string]ackerKnobs{
@@ -51,6 +56,11 @@ var ackerScenarios = map[string]ackerKnobs{
 	// windows close between waves and earlier answers are refreshed), quiet spells long enough
 	// for every sender to expire and announce again, the output ready most of the time.
 	"announce": {DtMax: 2500, Idle: 0.1, Jump: 0.05, New: 0.8, Due: 0.4, CE: 0.2, OutReady: 0.7, Announce: 0.35},
+	// Line rate: packets back to back, a few ns apart, on every path; now and then the clock
+	// jumps past the hint window (senders expire and come back as newcomers).
+	"line-rate": {DtMax: 6, Jump: 0.0005, New: 0.75, Due: 0.3, CE: 0.2, OutReady: 1, Announce: 0.02, LineRate: true},
+	// Line rate on one connection and path: every packet reads the entry the previous one wrote.
+	"line-rate-one": {DtMax: 6, Jump: 0.0005, New: 0.75, Due: 0.2, CE: 0.3, Conns: 1, Paths: 1, OutReady: 1, Announce: 0.02, LineRate: true},
 }
 
 // AckerScenarios lists the scenario names, sorted.
@@ -137,8 +147,9 @@ func BuildAckerModel(ctx context.Context, opt Options, trace bool) (*verilator.L
 
 // RunAcker co-simulates rx_acker against golden/acker. Packets counts classified data packets
 // and ANNOUNCEs; Counts holds the ACKs by kind, newcomers, expiries, deadline-queue overflows,
-// ANNOUNCEs (taken, ignored, answered, refreshed), and the cycles the scheduler spent per event
-// (docs/acker.md).
+// ANNOUNCEs (taken, ignored, answered, refreshed), the cycles the scheduler spent per event
+// (docs/acker.md) and, at line rate, the packets whose interval was checked (ii_checked) and
+// the cycles per packet (cycles_per_packet_x100).
 func RunAcker(ctx context.Context, opt Options) (*Result, error) {
 	k, ok := ackerScenarios[opt.Scenario]
 	if !ok {
@@ -243,6 +254,7 @@ func runAcker(ctx context.Context, lib *verilator.Library, u *hdlacker.Unit, k a
 		}
 	}
 
+	firstCycle := cycle
 	conns, paths := u.P.Conns, u.P.Paths
 	if k.Conns > 0 {
 		conns = min(conns, k.Conns)
@@ -255,6 +267,7 @@ func runAcker(ctx context.Context, lib *verilator.Library, u *hdlacker.Unit, k a
 	cycles := 0
 	base := maxAckerCycles(u)
 	prev := now
+	var lastTaken uint64 // cycle of the last packet taken (line rate)
 	for res.Packets < opt.Packets {
 		// The next event.
 		switch {
@@ -302,6 +315,9 @@ func runAcker(ctx context.Context, lib *verilator.Library, u *hdlacker.Unit, k a
 			}
 			op.pkt = &p
 		}
+		// At line rate: whether a timer falls due before this packet (golden fires it first).
+		tNext, tPending := gold.Next()
+		timerFirst := tPending && tNext <= now
 		var acks []acker.Ack
 		if op.pkt != nil {
 			if op.ann {
@@ -353,11 +369,26 @@ func runAcker(ctx context.Context, lib *verilator.Library, u *hdlacker.Unit, k a
 			cycles++
 			if pt.pValid.Get(in) == 1 && pt.pReady.Get(outb) == 1 {
 				pt.pValid.Set(in, 0)
+				if k.LineRate {
+					// The interval since the previous packet was taken.
+					if lastTaken > 0 && !timerFirst && k.OutReady >= 1 {
+						if gap := cycle - lastTaken; gap != uint64(hdlacker.Cycles) {
+							return res, mismatch(nAck, op, fmt.Sprintf("initiation interval: taken %d cycles after the previous packet with no timer due, want %d",
+								gap, hdlacker.Cycles)), nil
+						}
+						res.Counts["ii_checked"]++
+					}
+					lastTaken = cycle
+					break
+				}
 				continue
 			}
 			if pt.pValid.Get(in) == 0 && pt.idle.Get(outb) == 1 && exp.len() == 0 {
 				break
 			}
+		}
+		if k.LineRate {
+			continue
 		}
 		// Between events the RTL's wake time and active count equal golden's.
 		t, pending := gold.Next()
@@ -366,6 +397,32 @@ func runAcker(ctx context.Context, lib *verilator.Library, u *hdlacker.Unit, k a
 			return res, mismatch(nAck, op, fmt.Sprintf("after the event: wake (valid %v at %d) active %d, golden wake (valid %v at %d) active %d",
 				gotPending, pt.wAt.Get(outb), pt.active.Get(outb), pending, t, gold.Active())), nil
 		}
+	}
+	// At line rate the last packets are still in flight: run until idle with every ACK out,
+	// then the wake time and active count are golden's.
+	if k.LineRate {
+		for n := 0; pt.idle.Get(outb) == 0 || exp.len() > 0; n++ {
+			if n > base {
+				return res, mismatch(nAck, nil, fmt.Sprintf("RTL did not finish the last packet in %d cycles", base)), nil
+			}
+			if mm, err := step(nil); errors.Is(err, errTraceDone) {
+				return res, nil, nil
+			} else if err != nil || mm != nil {
+				return res, mm, err
+			}
+		}
+		t, pending := gold.Next()
+		gotPending := pt.wValid.Get(outb) == 1
+		if gotPending != pending || pending && pt.wAt.Get(outb) != t || int(pt.active.Get(outb)) != gold.Active() {
+			return res, mismatch(nAck, nil, fmt.Sprintf("at the end: wake (valid %v at %d) active %d, golden wake (valid %v at %d) active %d",
+				gotPending, pt.wAt.Get(outb), pt.active.Get(outb), pending, t, gold.Active())), nil
+		}
+	}
+	// The counters count an event one cycle after it: one more cycle, then they are golden's.
+	if mm, err := step(nil); errors.Is(err, errTraceDone) {
+		return res, nil, nil
+	} else if err != nil || mm != nil {
+		return res, mm, err
 	}
 	c := gold.Counters
 	counters := []struct {
@@ -386,5 +443,8 @@ func runAcker(ctx context.Context, lib *verilator.Library, u *hdlacker.Unit, k a
 	res.Acks = nAck
 	res.RTLCycles = cycle
 	res.Counts["cycles_per_event_x100"] = cycles * 100 / max(res.Packets, 1)
+	if k.LineRate {
+		res.Counts["cycles_per_packet_x100"] = int(cycle-firstCycle) * 100 / max(res.Packets, 1)
+	}
 	return res, nil, nil
 }

@@ -28,25 +28,42 @@ var ackerCoverage = map[string][]string{
 	"backpressure": {"immediate", "delayed", "gathered", "expired"},
 	"saturate":     {"delayed"},
 	"announce":     {"gathered", "newcomers", "expired", "immediate", "delayed"},
+	// Line rate: the initiation interval checked on packets with no timer due before them.
+	"line-rate":     {"immediate", "delayed", "gathered", "newcomers", "expired", "ii_checked"},
+	"line-rate-one": {"immediate", "gathered", "newcomers", "expired", "ii_checked"},
 }
 
 // ackerAnnounceCoverage is what each scenario must exercise of ANNOUNCEs with hints on (with
 // hints off every ANNOUNCE is ignored).
 var ackerAnnounceCoverage = map[string][]string{
-	"random":       {"announces", "announces_ignored", "announce_answers"},
-	"incast":       {"announces", "announces_ignored", "announce_answers"},
-	"delayed":      {"announces", "announces_ignored"},
-	"backpressure": {"announces", "announces_ignored", "announce_answers"},
-	"saturate":     {"announces"},
-	"announce":     {"announces", "announces_ignored", "announce_answers", "refreshes"},
+	"random":        {"announces", "announces_ignored", "announce_answers"},
+	"incast":        {"announces", "announces_ignored", "announce_answers"},
+	"delayed":       {"announces", "announces_ignored"},
+	"backpressure":  {"announces", "announces_ignored", "announce_answers"},
+	"saturate":      {"announces"},
+	"announce":      {"announces", "announces_ignored", "announce_answers", "refreshes"},
+	"line-rate":     {"announces", "announces_ignored"},
+	"line-rate-one": {"announces", "announces_ignored"},
 }
 
-// TestAckerScenarios runs every scenario on the default configuration and on a 3 x 3 table
-// with hints off, and requires each to reach the decisions it is for.
+// ackerTightConfig has short timers for its 8 connections: a gather window often runs into
+// its cap (newcomers keep coming), and senders expire within the life of a told announce
+// record, so that a refresh finds the share risen as well as fallen.
+func ackerTightConfig() config.Config {
+	c := config.Default()
+	c.Name, c.Connections, c.PathsPerConnection = "c8-p2-tight", 8, 2
+	c.MemoryRegions = max(c.MemoryRegions, c.Connections)
+	c.AckPolicy.GatherNS, c.AckPolicy.MaxGatherNS = 2000, 6000
+	c.RateHint.WindowNS, c.RateHint.ScanNS = 6000, 2000
+	return c
+}
+
+// TestAckerScenarios runs every scenario on the default configuration, on a 3 x 3 table with
+// hints off and on short timers, and requires each to reach the decisions it is for.
 func TestAckerScenarios(t *testing.T) {
 	odd := config.Default()
 	odd.Name, odd.Connections, odd.PathsPerConnection, odd.RateHint.Enabled = "c3-p3-nohints", 3, 3, false
-	for _, c := range []config.Config{config.Default(), odd} {
+	for _, c := range []config.Config{config.Default(), odd, ackerTightConfig()} {
 		for _, sc := range AckerScenarios() {
 			t.Run(c.Name+"/"+sc, func(t *testing.T) {
 				n := 20_000
@@ -81,28 +98,49 @@ func TestAckerCatchesTemplateFaults(t *testing.T) {
 		vcd                             bool
 	}{
 		{"gathered echo not advanced", "incast",
-			"wire [31:0] g_echo = slot_rd[S_TS +: 32] + (t_op[31:0] - slot_rd[S_ARR +: 32]);",
-			"wire [31:0] g_echo = slot_rd[S_TS +: 32];", "TS", true},
+			"            out_tadd_next = t_op[31:0];",
+			"            out_tadd_next = 32'd0;", "TS", true},
 		{"ECN count does not saturate", "saturate",
 			"wire [15:0] ecn_inc = (p_ce && s_ecn != 16'hFFFF) ? s_ecn + 16'd1 : s_ecn;",
 			"wire [15:0] ecn_inc = p_ce ? s_ecn + 16'd1 : s_ecn;", "ECN", false},
 		{"stale deadline not recognised", "random",
-			"wire dq_hit = s_valid && !s_gathered && (slot_rd[S_DL +: 64] == dq_head_dl);",
+			"wire dq_hit = s_valid && !s_gathered && (data_rd[D_DL +: 64] == dq_head_dl);",
 			"wire dq_hit = s_valid && !s_gathered;", "", false},
 		{"refresh bound twice the gather bound", "announce",
-			"wire a_stale = (t_op - ann_rd[A_ARR +: 64]) > MAX_GATHER;",
-			"wire a_stale = (t_op - ann_rd[A_ARR +: 64]) > {MAX_GATHER[62:0], 1'b0};", "", false},
+			"wire [63:0] lim_off = (state == ST_R_RD) ? MAX_GATHER : HINT_WINDOW;",
+			"wire [63:0] lim_off = (state == ST_R_RD) ? {MAX_GATHER[62:0], 1'b0} : HINT_WINDOW;", "", false},
 		{"refresh tells the hint it told before", "announce",
-			"            out_hint_next = hint_now;\n            out_ts_next = ann_rd[A_TS +: 32];\n            cnt_ref_next",
-			"            out_hint_next = a_hint;\n            out_ts_next = ann_rd[A_TS +: 32];\n            cnt_ref_next", "Hint", false},
+			"          out_hint_next = hint_now;\n          out_ts_next = ann_rd[A_TS +: 32];\n          out_tadd_next = 32'd0;\n          out_valid_next = r_emit;",
+			"          out_hint_next = a_hint;\n          out_ts_next = ann_rd[A_TS +: 32];\n          out_tadd_next = 32'd0;\n          out_valid_next = r_emit;", "Hint", false},
 		{"announce answer echo advanced by the hold", "announce",
-			"            out_ts_next = ann_rd[A_TS +: 32];\n            cnt_ans_next",
-			"            out_ts_next = ann_rd[A_TS +: 32] + (t_op[31:0] - ann_rd[A_ARR +: 32]);\n            cnt_ans_next", "TS", false},
+			"            out_tadd_next = 32'd0;\n            ev_ans_next",
+			"            out_tadd_next = t_op[31:0] - ann_rd[A_ARR +: 32];\n            ev_ans_next", "TS", false},
 		{"scan expires at the window, not after it", "incast",
-			"wire expire = conn_rd[0] && (idle_for > HINT_WINDOW);",
-			"wire expire = conn_rd[0] && (idle_for >= HINT_WINDOW - 64'd1000);", "", false},
+			"wire expire = conn_rd[0] && t_lim_ok && (conn_rd[64:1] < t_lim);",
+			"wire expire = conn_rd[0] && (conn_rd[64:1] <= t_lim + 64'd1000);", "", false},
+		// The registered forms of the rate hint and of the refresh's bound (precomputed a cycle
+		// before use), and the waits for the output register: each wrong must be caught.
+		{"newcomer's immediate ACK carries the hint before it counted", "random",
+			"out_hint_next = p_newcomer ? hint_plus : hint_now;",
+			"out_hint_next = hint_now;", "Hint", false},
+		{"refresh misses a share that rose by more than a tenth", "announce",
+			"(hint_lo_ok && {1'b0, a_hint} <= hint_lo)",
+			"(1'b0 && {1'b0, a_hint} <= hint_lo)", "", false},
+		{"gather window capped from its latest newcomer", "incast",
+			"g_cap_next = g_open ? g_cap : p_cap;",
+			"g_cap_next = p_cap;", "", false},
+		{"packet does not wait for the output register", "backpressure",
+			"wire pkt_go = !p_emits || out_free;",
+			"wire pkt_go = 1'b1;", "", false},
+		{"delayed ACK does not wait for the output register", "backpressure",
+			"        ctl_wdata = ctl_sent;\n        if (out_free) begin\n          out_kind_next = KIND_DELAYED;",
+			"        ctl_wdata = ctl_sent;\n        if (1'b1) begin\n          out_kind_next = KIND_DELAYED;", "", false},
 	}
 	var tf []templateFault
+	// These two are reachable only with short timers (ackerTightConfig): a window that runs
+	// into its cap, a sender expiring while an announce record is told.
+	tight := map[string]bool{"refresh misses a share that rose by more than a tenth": true,
+		"gather window capped from its latest newcomer": true}
 	for _, f := range faults {
 		tf = append(tf, templateFault{Name: f.name, Module: "rx_acker", From: f.from, To: f.to, Field: f.field, VCD: f.vcd, Scenario: f.scenario})
 	}
@@ -111,7 +149,11 @@ func TestAckerCatchesTemplateFaults(t *testing.T) {
 		if f.Scenario == "saturate" {
 			n = 150_000
 		}
-		return runAckerTest(t, config.Default(), f.Scenario, 3, n, mutate, vcd)
+		c := config.Default()
+		if tight[f.Name] {
+			c = ackerTightConfig()
+		}
+		return runAckerTest(t, c, f.Scenario, 3, n, mutate, vcd)
 	})
 }
 

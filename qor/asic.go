@@ -71,20 +71,21 @@ func abcDelayPS(periodNS float64) int {
 }
 
 // abcScript maps to the liberty with the delay target (ps) and buffers and sizes inside the
-// logic (TOOLCHAIN: Yosys 0.23's own -liberty script does neither). It is Yosys's default
-// liberty script without its sequential steps (scorr, dretime: the flip-flops are outside
-// ABC's network), with a conflict limit on &fraig (unlimited, it took 168 of 171 s on
-// window_unit for the same delay), &synch2 in place of the script's dc2, and buffering and
-// sizing at the end. dc2 rebuilt carry logic as ripple chains that the mapper could not undo (a
-// 32-bit increment 2.99 ns, 0.95 ns after &synch2; at nic-tiny window_unit 18.66 -> 13.04 ns,
-// placement_engine 11.66 -> 6.66, rx_acker 8.74 -> 6.31); it did map XOR trees better, so the
-// CRC units and rx_parser are 0.2-0.5 ns slower with &synch2 (crc32_d64 1.30 -> 1.71 ns). Both
-// orders together (dc2 then &synch2) were measured and lose on the carry logic.
+// logic (TOOLCHAIN: Yosys 0.23's own -liberty script does neither). It keeps, of Yosys's
+// default liberty script, the choice computation (&dch -f) and the delay-driven mapper (&nf),
+// without the sequential steps (scorr, dretime: the flip-flops are outside ABC's network) and
+// without the restructuring steps before the choices: every one of them (dc2, &fraig, &synch2)
+// rebuilt some carry logic, whose parallel-prefix form techmap gives, as a ripple chain the
+// mapper could not undo. Measured on the default configuration (docs/qor-flow.md): a 32-bit
+// counter with a 64-bit constant subtract 5.22 ns with "&fraig -x -C 100; &synch2", 5.00 with
+// &fraig alone, 5.06 with &synch2 alone, 1.59 ns with neither; rx_acker 6.43 -> 3.76 ns
+// (t_op - MAX_GATHER rippled through 33 cells), placement_engine 7.52 -> 7.14, window_unit
+// 13.13 -> 12.91; the XOR trees map a little larger (crc32_d64 area +71%, delay 1.60 -> 1.43)
+// and nic_tx 3.41 -> 3.87 ns (a 32-bit counter there ripples either way); the whole
+// run is faster (139 s against 155 s).
 func abcScript(delayPS int) string {
 	return fmt.Sprintf(`strash
 &get -n
-&fraig -x -C 100
-&synch2
 &dch -f
 &nf -D %[1]d
 &put

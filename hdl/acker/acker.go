@@ -3,8 +3,9 @@
 // timestamp echo. The rules are golden/acker's, exactly; this package only decides how the
 // hardware keeps its state:
 //
-//   - Per (connection, path), one held-ACK slot (valid, kind, ECN count, cumulative PSN, bitmap,
-//     timestamp, arrival time, deadline) in an inferred RAM indexed by {conn, path}.
+//   - Per (connection, path), one held-ACK slot in two RAMs indexed by {conn, path}: its control
+//     entry (valid, kind, ECN count), the only part a packet's decisions read, and its data
+//     (cumulative PSN, bitmap, timestamp, echo base = timestamp - arrival time, deadline).
 //   - Per connection, the active bit and the time of the last data packet, in a second RAM,
 //     and the announce record (held, told, path, cumulative PSN, timestamp, arrival time, last
 //     told hint) in a third.
@@ -15,8 +16,14 @@
 //
 // The scheduler is a small state machine: one operation at a time (a packet or an ANNOUNCE, a
 // delayed-ACK deadline, the close of the gather window with its refresh walk over the
-// connections, or the activity scan), timers first, so that every ACK leaves in golden's order. Its time is the input now (ns); m_wake_at says when the next
-// timer falls due, so that a testbench, or the NIC's timer wheel, can wake it.
+// connections, or the activity scan), timers first, so that every ACK leaves in golden's order.
+// Its time is the input now (ns); m_wake_at says when the next timer falls due, so that a
+// testbench, or the NIC's timer wheel, can wake it.
+//
+// Timing (docs/acker.md): a packet takes two cycles, IDLE (read at the input's address, the
+// packet and its sums of now registered) and PKT (decide from the control entry, write back),
+// so no read-modify-write is ever pipelined and two packets of one entry follow at II 2 like any
+// others. Timers read in a cycle of their own; counters count an event one cycle after it.
 package acker
 
 import (
@@ -48,9 +55,14 @@ const (
 	ECNW  = 16 // ECN echo, saturating
 	HintW = 16 // rate hint, wire.RateHintUnitMbps units
 	KindW = 2  // golden/acker.Kind
-	// Cycles is the most cycles one packet takes from acceptance to the next acceptance when
-	// no timer is due and the ACK output is ready (docs/acker.md).
-	Cycles = 3
+	// Cycles is the initiation interval of packets and ANNOUNCEs: the cycles from one
+	// acceptance to the next when no timer is due and the ACK output is free, on any entry
+	// (docs/acker.md).
+	Cycles = 2
+	// Latency is the cycles from a packet's handshake to its immediate ACK on m_ack.
+	Latency = 2
+	// CtlW is the width of a slot's control entry {ECN count, kind, valid}.
+	CtlW = ECNW + 2
 )
 
 // Unit is the derived description of rx_acker for one configuration.
@@ -65,7 +77,7 @@ type Unit struct {
 	DQ, DQW, DQPW     int // delayed-deadline FIFO depth (conns×paths), count and pointer widths
 	GQ, GQW, GQPW     int // gathered-path list depth (conns), count and index widths
 	CountW            int // width of the active count 0..conns
-	SlotW             int // slot entry width
+	DataW             int // slot data entry width {deadline, echo base, ts, bitmap, cum}
 	AnnW              int // announce record width
 }
 
@@ -95,7 +107,7 @@ func New(c config.Config) (*Unit, error) {
 	u.GQ = p.Conns
 	u.GQW, u.GQPW = clog2(u.GQ+1), clog2(u.GQ)
 	u.CountW = clog2(p.Conns + 1)
-	u.SlotW = 2 + ECNW + u.PW + u.W + TSW + TSW + TimeW
+	u.DataW = u.PW + u.W + TSW + TSW + TimeW
 	u.AnnW = 2 + u.AW + u.PW + TSW + TimeW + HintW
 	return u, nil
 }
@@ -156,13 +168,14 @@ func (u *Unit) Module() *hdl.Module {
 		Clock: "clk", Reset: u.Reset.Port,
 		Ports: ports,
 		Tables: []hdl.Table{
-			{Name: "slot_table", Depth: u.Depth, Width: u.SlotW, Doc: "held ACK and ECN count per {conn, path}"},
+			{Name: "slot_ctl", Depth: u.Depth, Width: CtlW, Doc: "per {conn, path}: ECN count, held ACK's kind and valid bit"},
+			{Name: "slot_data", Depth: u.Depth, Width: u.DataW, Doc: "per {conn, path}: held ACK's deadline, echo base, timestamp, bitmap and cum"},
 			{Name: "conn_table", Depth: u.ConnDepth, Width: 1 + TimeW, Doc: "active bit and last data time per connection"},
 			{Name: "dq_ram", Depth: u.DQ, Width: u.IW + TimeW, Doc: "delayed-ACK deadlines, FIFO"},
 			{Name: "ann_table", Depth: u.ConnDepth, Width: u.AnnW, Doc: "announce record per connection"},
 			{Name: "gq_ram", Depth: u.GQ, Width: u.IW + 1, Doc: "gathered entries {announce, index}, in arrival order"},
 		},
-		Latency: 2,
+		Latency: Latency,
 		II:      Cycles,
 	}
 }
@@ -185,17 +198,21 @@ func (u *Unit) Sources() ([]gen.Source, error) {
 	return []gen.Source{{Module: u.Module(), Template: string(text), Data: u}}, nil
 }
 
-// Hint is one entry of the rate-hint ROM.
+// Hint is one entry of the rate-hint ROM: the hint H at an active count and the refresh's
+// bounds, Hi = H + H/10 + 1 and Lo = H - H/10 - 1, so that a told hint h moved by more than a
+// tenth (10·|h − H| > H, golden/acker) exactly when h >= Hi or h <= Lo.
 type Hint struct {
-	Count int
-	Value uint16
+	Count  int
+	Value  uint16
+	Hi, Lo int
 }
 
-// Hints are the ROM's entries for active counts 1..conns (0 yields 0).
+// Hints are the ROM's entries for active counts 1..conns (0 yields H = 0, Hi = 1, no Lo).
 func (u *Unit) Hints() []Hint {
 	out := make([]Hint, 0, u.P.Conns)
 	for k := 1; k <= u.P.Conns; k++ {
-		out = append(out, Hint{Count: k, Value: u.P.Hints[k]})
+		h := int(u.P.Hints[k])
+		out = append(out, Hint{Count: k, Value: u.P.Hints[k], Hi: h + h/10 + 1, Lo: max(h-h/10-1, 0)})
 	}
 	return out
 }
@@ -211,3 +228,6 @@ func (u *Unit) ClearW() int { return clog2(u.ClearDepth()) }
 
 // RateHintUnit is the hint's unit, for the header comment.
 func (u *Unit) RateHintUnit() int { return wire.RateHintUnitMbps }
+
+// CtlWidth is CtlW, for the template.
+func (u *Unit) CtlWidth() int { return CtlW }
