@@ -29,21 +29,23 @@ var ackerCoverage = map[string][]string{
 	"saturate":     {"delayed"},
 	"announce":     {"gathered", "newcomers", "expired", "immediate", "delayed"},
 	// Line rate: the initiation interval checked on packets with no timer due before them.
-	"line-rate":     {"immediate", "delayed", "gathered", "newcomers", "expired", "ii_checked"},
-	"line-rate-one": {"immediate", "gathered", "newcomers", "expired", "ii_checked"},
+	"line-rate":      {"immediate", "delayed", "gathered", "newcomers", "expired", "ii_checked"},
+	"line-rate-one":  {"immediate", "gathered", "newcomers", "expired", "ii_checked"},
+	"line-rate-gaps": {"immediate", "delayed", "gathered", "newcomers", "expired", "ii_checked"},
 }
 
 // ackerAnnounceCoverage is what each scenario must exercise of ANNOUNCEs with hints on (with
 // hints off every ANNOUNCE is ignored).
 var ackerAnnounceCoverage = map[string][]string{
-	"random":        {"announces", "announces_ignored", "announce_answers"},
-	"incast":        {"announces", "announces_ignored", "announce_answers"},
-	"delayed":       {"announces", "announces_ignored"},
-	"backpressure":  {"announces", "announces_ignored", "announce_answers"},
-	"saturate":      {"announces"},
-	"announce":      {"announces", "announces_ignored", "announce_answers", "refreshes"},
-	"line-rate":     {"announces", "announces_ignored"},
-	"line-rate-one": {"announces", "announces_ignored"},
+	"random":         {"announces", "announces_ignored", "announce_answers"},
+	"incast":         {"announces", "announces_ignored", "announce_answers"},
+	"delayed":        {"announces", "announces_ignored"},
+	"backpressure":   {"announces", "announces_ignored", "announce_answers"},
+	"saturate":       {"announces"},
+	"announce":       {"announces", "announces_ignored", "announce_answers", "refreshes"},
+	"line-rate":      {"announces", "announces_ignored"},
+	"line-rate-one":  {"announces", "announces_ignored"},
+	"line-rate-gaps": {"announces", "announces_ignored", "announce_answers"},
 }
 
 // ackerTightConfig has short timers for its 8 connections: a gather window often runs into
@@ -104,11 +106,11 @@ func TestAckerCatchesTemplateFaults(t *testing.T) {
 			"wire [15:0] ecn_inc = (p_ce && s_ecn != 16'hFFFF) ? s_ecn + 16'd1 : s_ecn;",
 			"wire [15:0] ecn_inc = p_ce ? s_ecn + 16'd1 : s_ecn;", "ECN", false},
 		{"stale deadline not recognised", "random",
-			"wire dq_hit = s_valid && !s_gathered && (data_rd[D_DL +: 64] == dq_head_dl);",
+			"wire dq_hit = s_valid && !s_gathered && (dl_rd == dq_head_dl);",
 			"wire dq_hit = s_valid && !s_gathered;", "", false},
 		{"refresh bound twice the gather bound", "announce",
-			"wire [63:0] lim_off = (state == ST_R_RD) ? MAX_GATHER : HINT_WINDOW;",
-			"wire [63:0] lim_off = (state == ST_R_RD) ? {MAX_GATHER[62:0], 1'b0} : HINT_WINDOW;", "", false},
+			"wire [64:0] lim_gather = {1'b0, t_op} - {1'b0, MAX_GATHER};",
+			"wire [64:0] lim_gather = {1'b0, t_op} - {1'b0, MAX_GATHER[62:0], 1'b0};", "", false},
 		{"refresh tells the hint it told before", "announce",
 			"          out_hint_next = hint_now;\n          out_ts_next = ann_rd[A_TS +: 32];\n          out_tadd_next = 32'd0;\n          out_valid_next = r_emit;",
 			"          out_hint_next = a_hint;\n          out_ts_next = ann_rd[A_TS +: 32];\n          out_tadd_next = 32'd0;\n          out_valid_next = r_emit;", "Hint", false},
@@ -121,7 +123,7 @@ func TestAckerCatchesTemplateFaults(t *testing.T) {
 		// The registered forms of the rate hint and of the refresh's bound (precomputed a cycle
 		// before use), and the waits for the output register: each wrong must be caught.
 		{"newcomer's immediate ACK carries the hint before it counted", "random",
-			"out_hint_next = p_newcomer ? hint_plus : hint_now;",
+			"out_hint_next = p_newcomer ? p_hint_plus : p_hint;",
 			"out_hint_next = hint_now;", "Hint", false},
 		{"refresh misses a share that rose by more than a tenth", "announce",
 			"(hint_lo_ok && {1'b0, a_hint} <= hint_lo)",
@@ -129,6 +131,23 @@ func TestAckerCatchesTemplateFaults(t *testing.T) {
 		{"gather window capped from its latest newcomer", "incast",
 			"g_cap_next = g_open ? g_cap : p_cap;",
 			"g_cap_next = p_cap;", "", false},
+		// The hazards of II 1: the next packet read beside PKT's write of the same entry, the
+		// hint after a newcomer, and a timer the packet in PKT sets falling due first.
+		{"slot control bypass disabled", "line-rate-one",
+			"wire [CTL_WIDTH-1:0] ctl_rd = byp_ctl ? byp_ctl_d : ctl_q;",
+			"wire [CTL_WIDTH-1:0] ctl_rd = (1'b0 && byp_ctl) ? byp_ctl_d : ctl_q;", "", false},
+		{"connection bypass disabled", "line-rate-one",
+			"wire [64:0] conn_rd = {conn_q[64:1], byp_conn ? byp_conn_d : conn_q[0]};",
+			"wire [64:0] conn_rd = {conn_q[64:1], (1'b0 && byp_conn) ? byp_conn_d : conn_q[0]};", "", false},
+		{"announce record bypass disabled", "line-rate-gaps",
+			"wire [ANN_WIDTH-1:0] ann_rd = byp_ann ? byp_ann_d : ann_q;",
+			"wire [ANN_WIDTH-1:0] ann_rd = (1'b0 && byp_ann) ? byp_ann_d : ann_q;", "", false},
+		{"hint after a newcomer not one count up", "line-rate",
+			"wire [15:0] p_hint = ev_new ? hint_plus : hint_now;",
+			"wire [15:0] p_hint = (1'b0 && ev_new) ? hint_plus : hint_now;", "Hint", false},
+		{"next packet taken before a timer the previous one set", "line-rate-gaps",
+			"                  && (now < p_early);",
+			"                  && (1'b1 || now < p_early);", "", false},
 		{"packet does not wait for the output register", "backpressure",
 			"wire pkt_go = !p_emits || out_free;",
 			"wire pkt_go = 1'b1;", "", false},

@@ -3,9 +3,10 @@
 // timestamp echo. The rules are golden/acker's, exactly; this package only decides how the
 // hardware keeps its state:
 //
-//   - Per (connection, path), one held-ACK slot in two RAMs indexed by {conn, path}: its control
-//     entry (valid, kind, ECN count), the only part a packet's decisions read, and its data
-//     (cumulative PSN, bitmap, timestamp, echo base = timestamp - arrival time, deadline).
+//   - Per (connection, path), one held-ACK slot in three RAMs indexed by {conn, path}: its
+//     control entry (valid, kind, ECN count), the only part a packet's decisions read, its data
+//     (cumulative PSN, bitmap, timestamp, echo base = timestamp - arrival time), and its
+//     delayed-ACK deadline, written only when a packet delays its ACK.
 //   - Per connection, the active bit and the time of the last data packet, in a second RAM,
 //     and the announce record (held, told, path, cumulative PSN, timestamp, arrival time, last
 //     told hint) in a third.
@@ -20,10 +21,13 @@
 // Its time is the input now (ns); m_wake_at says when the next timer falls due, so that a
 // testbench, or the NIC's timer wheel, can wake it.
 //
-// Timing (docs/acker.md): a packet takes two cycles, IDLE (read at the input's address, the
-// packet and its sums of now registered) and PKT (decide from the control entry, write back),
-// so no read-modify-write is ever pipelined and two packets of one entry follow at II 2 like any
-// others. Timers read in a cycle of their own; counters count an event one cycle after it.
+// Timing (docs/acker.md): a packet is read in one cycle (at the input's address, with the sums
+// of now it needs) and decided and written back in the next (PKT), while the next packet is
+// read: II 1 on any entry. A table read in the cycle its entry is written takes the written
+// value from a registered bypass (the tables read first), and the rate hint follows the count
+// a packet just raised. A packet is taken during PKT only when no timer falls due before it,
+// the previous packet's changes included. Timers read in a cycle of their own; counters count
+// an event one cycle after it.
 package acker
 
 import (
@@ -57,8 +61,8 @@ const (
 	KindW = 2  // golden/acker.Kind
 	// Cycles is the initiation interval of packets and ANNOUNCEs: the cycles from one
 	// acceptance to the next when no timer is due and the ACK output is free, on any entry
-	// (docs/acker.md).
-	Cycles = 2
+	// (docs/acker.md), as long as packets are less than MinTimer ns apart.
+	Cycles = 1
 	// Latency is the cycles from a packet's handshake to its immediate ACK on m_ack.
 	Latency = 2
 	// CtlW is the width of a slot's control entry {ECN count, kind, valid}.
@@ -77,7 +81,7 @@ type Unit struct {
 	DQ, DQW, DQPW     int // delayed-deadline FIFO depth (conns×paths), count and pointer widths
 	GQ, GQW, GQPW     int // gathered-path list depth (conns), count and index widths
 	CountW            int // width of the active count 0..conns
-	DataW             int // slot data entry width {deadline, echo base, ts, bitmap, cum}
+	DataW             int // slot data entry width {echo base, ts, bitmap, cum}
 	AnnW              int // announce record width
 }
 
@@ -107,7 +111,7 @@ func New(c config.Config) (*Unit, error) {
 	u.GQ = p.Conns
 	u.GQW, u.GQPW = clog2(u.GQ+1), clog2(u.GQ)
 	u.CountW = clog2(p.Conns + 1)
-	u.DataW = u.PW + u.W + TSW + TSW + TimeW
+	u.DataW = u.PW + u.W + TSW + TSW
 	u.AnnW = 2 + u.AW + u.PW + TSW + TimeW + HintW
 	return u, nil
 }
@@ -169,7 +173,8 @@ func (u *Unit) Module() *hdl.Module {
 		Ports: ports,
 		Tables: []hdl.Table{
 			{Name: "slot_ctl", Depth: u.Depth, Width: CtlW, Doc: "per {conn, path}: ECN count, held ACK's kind and valid bit"},
-			{Name: "slot_data", Depth: u.Depth, Width: u.DataW, Doc: "per {conn, path}: held ACK's deadline, echo base, timestamp, bitmap and cum"},
+			{Name: "slot_data", Depth: u.Depth, Width: u.DataW, Doc: "per {conn, path}: held ACK's echo base, timestamp, bitmap and cum"},
+			{Name: "slot_dl", Depth: u.Depth, Width: TimeW, Doc: "per {conn, path}: the deadline of the delayed ACK it holds or held"},
 			{Name: "conn_table", Depth: u.ConnDepth, Width: 1 + TimeW, Doc: "active bit and last data time per connection"},
 			{Name: "dq_ram", Depth: u.DQ, Width: u.IW + TimeW, Doc: "delayed-ACK deadlines, FIFO"},
 			{Name: "ann_table", Depth: u.ConnDepth, Width: u.AnnW, Doc: "announce record per connection"},
@@ -228,6 +233,13 @@ func (u *Unit) ClearW() int { return clog2(u.ClearDepth()) }
 
 // RateHintUnit is the hint's unit, for the header comment.
 func (u *Unit) RateHintUnit() int { return wire.RateHintUnitMbps }
+
+// MinTimer is the shortest time a packet sets a timer ahead of its arrival (ns): the least of
+// the ACK delay, the gather window and the scan period. A packet less than that after the one
+// being decided cannot find a timer that one set falling due before it.
+func (u *Unit) MinTimer() uint64 {
+	return min(u.P.AckDelay, u.P.Gather, u.P.Scan)
+}
 
 // CtlWidth is CtlW, for the template.
 func (u *Unit) CtlWidth() int { return CtlW }
