@@ -75,9 +75,10 @@ func shapeModule(name, reset string, ins, outs []int) *hdl.Module {
 	for i, w := range outs {
 		m.Ports = append(m.Ports, hdl.Port{Name: fmt.Sprintf("out%d", i), Dir: hdl.Output, Width: w})
 	}
-	m.Ports = append(m.Ports,
-		hdl.Port{Name: "clk", Dir: hdl.Input, Width: 1},
-		hdl.Port{Name: reset, Dir: hdl.Input, Width: 1})
+	m.Ports = append(m.Ports, hdl.Port{Name: "clk", Dir: hdl.Input, Width: 1})
+	if reset != "" {
+		m.Ports = append(m.Ports, hdl.Port{Name: reset, Dir: hdl.Input, Width: 1})
+	}
 	return m
 }
 

@@ -103,6 +103,9 @@ func NewWrapper(m *hdl.Module, opt WrapperOptions) (*Wrapper, error) {
 		return nil, fmt.Errorf("fpga: wrapper for %s: clock and reset are the same port %q", m.Name, m.Clock)
 	}
 	for _, name := range []string{m.Clock, m.Reset} {
+		if name == "" && name == m.Reset {
+			continue // a block without a reset (a pipeline of data registers): no reset pin
+		}
 		p, _ := m.Port(name)
 		if p.Dir != hdl.Input || p.Width != 1 {
 			return nil, fmt.Errorf("fpga: wrapper for %s: %s must be a 1-bit input, is a %d-bit %s",
@@ -131,7 +134,10 @@ func NewWrapper(m *hdl.Module, opt WrapperOptions) (*Wrapper, error) {
 	}
 	w.FoldLevels = foldLevels(w.OutBits)
 	doutBits := w.FoldLevels[len(w.FoldLevels)-1]
-	w.Pins = []string{ClockPin, m.Reset}
+	w.Pins = []string{ClockPin}
+	if m.Reset != "" {
+		w.Pins = append(w.Pins, m.Reset)
+	}
 	if w.ChainBits > 0 {
 		w.Pins = append(w.Pins, SerialInPin)
 	}
@@ -190,13 +196,17 @@ func renderWrapper(m *hdl.Module, w *Wrapper, outs []hdl.Port, opt WrapperOption
 	}
 	p("// from: fpga/wrapper.go, wrapping %s described in %s", m.Name, src)
 	p("//")
+	clockReset := m.Clock + " and " + m.Reset
+	if m.Reset == "" {
+		clockReset = m.Clock + " (it has no reset)"
+	}
 	text := fmt.Sprintf("A block has more I/O than a package has pins, so every block is measured in "+
 		"this same wrapper. The serial input %s shifts through a %d-bit chain register whose bits "+
-		"drive all inputs of %s but %s and %s. Its %d output bits are registered and XOR-folded "+
+		"drive all inputs of %s but %s. Its %d output bits are registered and XOR-folded "+
 		"through registered levels (%s bits), each bit the XOR of at most %d bits of the level "+
 		"before: one LUT4 between flip-flops. Nothing is optimised away and the block, not the "+
 		"wrapper, limits Fmax. The wrapper adds %d flip-flops.",
-		SerialInPin, w.ChainBits, m.Name, m.Clock, m.Reset, w.OutBits,
+		SerialInPin, w.ChainBits, m.Name, clockReset, w.OutBits,
 		joinInts(w.FoldLevels, " -> "), foldFanIn, w.FFs())
 	if w.ChainBits == 0 {
 		text += fmt.Sprintf(" %s has no inputs besides clock and reset, so the wrapper has no %s pin.",
@@ -207,9 +217,9 @@ func renderWrapper(m *hdl.Module, w *Wrapper, outs []hdl.Port, opt WrapperOption
 	}
 	p("module %s (", w.Name)
 	type decl struct{ kind, rng, name, doc string }
-	decls := []decl{
-		{"input ", "", ClockPin, fmt.Sprintf("board clock, drives %s's %s", m.Name, m.Clock)},
-		{"input ", "", m.Reset, "reset, passed straight to " + m.Name},
+	decls := []decl{{"input ", "", ClockPin, fmt.Sprintf("board clock, drives %s's %s", m.Name, m.Clock)}}
+	if m.Reset != "" {
+		decls = append(decls, decl{"input ", "", m.Reset, "reset, passed straight to " + m.Name})
 	}
 	if w.ChainBits > 0 {
 		decls = append(decls, decl{"input ", "", SerialInPin, "serial input, shifted into the input chain"})
@@ -259,9 +269,9 @@ func renderWrapper(m *hdl.Module, w *Wrapper, outs []hdl.Port, opt WrapperOption
 	p("")
 	p("  %s u_dut (", m.Name)
 	// Clock and reset first, as HDL_STYLE asks; then the other ports in declaration order.
-	ordered := []string{
-		fmt.Sprintf(".%s(%s)", m.Clock, ClockPin),
-		fmt.Sprintf(".%s(%s)", m.Reset, m.Reset),
+	ordered := []string{fmt.Sprintf(".%s(%s)", m.Clock, ClockPin)}
+	if m.Reset != "" {
+		ordered = append(ordered, fmt.Sprintf(".%s(%s)", m.Reset, m.Reset))
 	}
 	lo := 0
 	for _, port := range m.Ports {

@@ -70,6 +70,11 @@ func TestNewWrapperShape(t *testing.T) {
 			name: "no data inputs", m: shapeModule("no_inputs", "rst", nil, []int{3}), chain: 0, out: 3,
 			folds: []int{3}, pins: []string{"clk", "rst", "dout[0]", "dout[1]", "dout[2]"},
 		},
+		{
+			// A pipeline of data registers (the CRC unshift stages): no reset pin.
+			name: "no reset", m: shapeModule("no_reset", "", []int{4}, []int{2}), chain: 4, out: 2,
+			folds: []int{2}, pins: []string{"clk", "sin", "dout[0]", "dout[1]"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
