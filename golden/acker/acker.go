@@ -304,7 +304,7 @@ func (a *Acker) Advance(now uint64) []Ack {
 				case !r.told:
 				case t-r.arrived > a.p.MaxGather:
 					r.told = false
-				case 10*absDiff(r.hint, hint) > int(hint):
+				case HintMoved(r.hint, hint):
 					r.hint = hint
 					a.Counters.Refreshed++
 					out = append(out, a.answer(c))
@@ -439,6 +439,10 @@ func (a *Acker) answer(c int) Ack {
 	r := &a.ann[c]
 	return Ack{Kind: Announce, Conn: c, Path: r.path, Cum: r.cum, Bitmap: sack.NewBitmap(a.p.Width), Hint: r.hint, TS: r.ts}
 }
+
+// HintMoved reports whether a told hint differs from the current hint by more than a tenth of
+// the current one (10·|told − now| > now): the refresh rule of the gather close.
+func HintMoved(told, now uint16) bool { return 10*absDiff(told, now) > int(now) }
 
 func absDiff(x, y uint16) int {
 	if x > y {

@@ -33,6 +33,7 @@ package acker
 import (
 	"embed"
 	"fmt"
+	"math"
 	"math/bits"
 
 	"github.com/mrgen/mrgen/config"
@@ -204,8 +205,8 @@ func (u *Unit) Sources() ([]gen.Source, error) {
 }
 
 // Hint is one entry of the rate-hint ROM: the hint H at an active count and the refresh's
-// bounds, Hi = H + H/10 + 1 and Lo = H - H/10 - 1, so that a told hint h moved by more than a
-// tenth (10·|h − H| > H, golden/acker) exactly when h >= Hi or h <= Lo.
+// bounds, so that a told hint h has moved (goldenacker.HintMoved(h, H)) exactly when h >= Hi or, for
+// H > 0, h <= Lo.
 type Hint struct {
 	Count  int
 	Value  uint16
@@ -216,10 +217,26 @@ type Hint struct {
 func (u *Unit) Hints() []Hint {
 	out := make([]Hint, 0, u.P.Conns)
 	for k := 1; k <= u.P.Conns; k++ {
-		h := int(u.P.Hints[k])
-		out = append(out, Hint{Count: k, Value: u.P.Hints[k], Hi: h + h/10 + 1, Lo: max(h-h/10-1, 0)})
+		hi, lo := MovedBounds(u.P.Hints[k])
+		out = append(out, Hint{Count: k, Value: u.P.Hints[k], Hi: hi, Lo: lo})
 	}
 	return out
+}
+
+// MovedBounds are golden's refresh rule (goldenacker.HintMoved) at the current hint H as two
+// compares: the least told hint above H that has moved and the greatest below it (0 when H is
+// 0 and none is, the RTL then skips the lower compare). The rule grows monotonically away from
+// H, so the two bounds say all of it; TestMovedBoundsAreGoldensRule checks every h.
+func MovedBounds(now uint16) (hi, lo int) {
+	hi = int(now) + 1
+	for hi <= math.MaxUint16 && !goldenacker.HintMoved(uint16(hi), now) {
+		hi++
+	}
+	lo = int(now) - 1
+	for lo >= 0 && !goldenacker.HintMoved(uint16(lo), now) {
+		lo--
+	}
+	return hi, max(lo, 0)
 }
 
 // ClearDepth is the number of entries the post-reset clear walks (both tables at once).

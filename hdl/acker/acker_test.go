@@ -2,11 +2,13 @@ package acker_test
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/mrgen/mrgen/config"
+	goldenacker "github.com/mrgen/mrgen/golden/acker"
 	"github.com/mrgen/mrgen/hdl/acker"
 	"github.com/mrgen/mrgen/internal/blocktest"
 )
@@ -79,4 +81,16 @@ func TestNewRejectsBadTimers(t *testing.T) {
 	c.AckPolicy.MaxGatherNS = 1000 // below gather_ns
 	_, err := acker.New(c)
 	require.ErrorContains(t, err, "ack_policy.max_gather_ns")
+}
+
+// TestMovedBoundsAreGoldensRule checks the ROM's two compares against golden's refresh rule for
+// every told hint, at current hints across the range.
+func TestMovedBoundsAreGoldensRule(t *testing.T) {
+	for _, now := range []uint16{0, 1, 2, 9, 10, 11, 99, 100, 101, 1000, 1234, 4095, 40000, 59578, 59579, 65534, 65535} {
+		hi, lo := acker.MovedBounds(now)
+		for h := 0; h <= math.MaxUint16; h++ {
+			byBounds := h >= hi || now > 0 && h <= lo
+			require.Equal(t, goldenacker.HintMoved(uint16(h), now), byBounds, "told %d, current %d (bounds %d, %d)", h, now, hi, lo)
+		}
+	}
 }
