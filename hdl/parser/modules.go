@@ -304,11 +304,24 @@ func (u *Unit) capSources(s CapSection, c int) ([]capSource, error) {
 	return out, nil
 }
 
-// RegVLANUsed reports whether an IP header byte is captured on a beat after the variant is
-// known (reg_vlan is read): not when the widest header variant's IP header fits in beat 0.
-func (u *Unit) RegVLANUsed() bool {
-	last := wire.EthHeaderLen + wire.VLANTagLen + wire.IPv4HeaderLen - 1
-	return last/u.B > lastVariantByte/u.B
+// RegVLANUsed reports whether a capture reads the registered tag bit (reg_vlan): an IP header
+// byte on a beat after the variant is known. Not when every variant's IP header is in the
+// variant's own beat (a 64-byte beat).
+func (u *Unit) RegVLANUsed() (bool, error) {
+	for _, s := range u.CapSections() {
+		for c := 0; c < s.Bytes; c++ {
+			srcs, err := u.capSources(s, c)
+			if err != nil {
+				return false, err
+			}
+			for _, src := range srcs {
+				if strings.Contains(src.cond, "reg_vlan") {
+					return true, nil
+				}
+			}
+		}
+	}
+	return false, nil
 }
 
 // lastVariantByte is the last byte that decides the header variant: the inner EtherType behind
@@ -373,13 +386,13 @@ func (u *Unit) NowByteOf(reg string, c, v int) (string, error) {
 		if s.Hdr == "eth" || s.Hdr == "l3" {
 			return "", fmt.Errorf("parser: NowByteOf: %s is not captured per variant", reg)
 		}
-		bases, err := u.Bases(s.Hdr)
+		srcs, err := u.capSources(s, c)
 		if err != nil {
 			return "", err
 		}
-		p := bases[v] + c
-		return fmt.Sprintf("(a_beat == %d'd%d ? s_axis_tdata[%d:%d] : %s[%d:%d])", u.BeatW, p/u.B,
-			8*(p%u.B)+7, 8*(p%u.B), reg, 8*c+7, 8*c), nil
+		src := srcs[v] // one source per variant, in variant order
+		return fmt.Sprintf("(a_beat == %d'd%d ? s_axis_tdata[%d:%d] : %s[%d:%d])", u.BeatW, src.beat,
+			8*src.lane+7, 8*src.lane, reg, 8*c+7, 8*c), nil
 	}
 	return "", fmt.Errorf("parser: no header register %q", reg)
 }
