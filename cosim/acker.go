@@ -262,6 +262,16 @@ func runAcker(ctx context.Context, lib *verilator.Library, u *hdlacker.Unit, k a
 	}
 
 	firstCycle := cycle
+	// wakeDiff compares the RTL's wake time and active count with golden's ("" when equal).
+	wakeDiff := func() string {
+		t, pending := gold.Next()
+		gotPending := pt.wValid.Get(outb) == 1
+		if gotPending != pending || pending && pt.wAt.Get(outb) != t || int(pt.active.Get(outb)) != gold.Active() {
+			return fmt.Sprintf("wake (valid %v at %d) active %d, golden wake (valid %v at %d) active %d",
+				gotPending, pt.wAt.Get(outb), pt.active.Get(outb), pending, t, gold.Active())
+		}
+		return ""
+	}
 	conns, paths := u.P.Conns, u.P.Paths
 	if k.Conns > 0 {
 		conns = min(conns, k.Conns)
@@ -400,11 +410,8 @@ func runAcker(ctx context.Context, lib *verilator.Library, u *hdlacker.Unit, k a
 			continue
 		}
 		// Between events the RTL's wake time and active count equal golden's.
-		t, pending := gold.Next()
-		gotPending := pt.wValid.Get(outb) == 1
-		if gotPending != pending || pending && pt.wAt.Get(outb) != t || int(pt.active.Get(outb)) != gold.Active() {
-			return res, mismatch(nAck, op, fmt.Sprintf("after the event: wake (valid %v at %d) active %d, golden wake (valid %v at %d) active %d",
-				gotPending, pt.wAt.Get(outb), pt.active.Get(outb), pending, t, gold.Active())), nil
+		if diff := wakeDiff(); diff != "" {
+			return res, mismatch(nAck, op, "after the event: "+diff), nil
 		}
 	}
 	// At line rate the last packets are still in flight: run until idle with every ACK out,
@@ -420,11 +427,8 @@ func runAcker(ctx context.Context, lib *verilator.Library, u *hdlacker.Unit, k a
 				return res, mm, err
 			}
 		}
-		t, pending := gold.Next()
-		gotPending := pt.wValid.Get(outb) == 1
-		if gotPending != pending || pending && pt.wAt.Get(outb) != t || int(pt.active.Get(outb)) != gold.Active() {
-			return res, mismatch(nAck, nil, fmt.Sprintf("at the end: wake (valid %v at %d) active %d, golden wake (valid %v at %d) active %d",
-				gotPending, pt.wAt.Get(outb), pt.active.Get(outb), pending, t, gold.Active())), nil
+		if diff := wakeDiff(); diff != "" {
+			return res, mismatch(nAck, nil, "at the end: "+diff), nil
 		}
 	}
 	// The counters count an event one cycle after it: one more cycle, then they are golden's.

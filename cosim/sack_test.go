@@ -3,7 +3,6 @@ package cosim
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -86,9 +85,7 @@ func TestSackDirectedScenarios(t *testing.T) {
 // (each waits one cycle in its input stage: the latency the header states plus one) and
 // sack_tx one every cycle.
 func TestSackInitiationIntervalAndLatency(t *testing.T) {
-	wide := config.Default()
-	wide.Name, wide.SackWidth, wide.PathsPerConnection, wide.Connections = "w1024-1path", hdlsack.DualSearchFrom, 1, 2
-	for _, c := range []config.Config{config.Default(), wide} {
+	for _, c := range []config.Config{config.Default(), sackWideConfig()} {
 		t.Run(c.Name, func(t *testing.T) {
 			u, err := hdlsack.New(c)
 			require.NoError(t, err)
@@ -224,13 +221,18 @@ func TestSackCosimCatchesFaults(t *testing.T) {
 	for _, f := range faults {
 		tf = append(tf, templateFault{Name: f.name, Module: f.module, From: f.from, To: f.to, Field: f.field, VCD: f.vcd, Scenario: f.scenario})
 	}
+	// The two wide-bitmap faults need their configuration: entry II 3 (64-bit datapath) and the
+	// dual search (512-bit datapath, where the line needs entry II 2).
+	wideDP512 := sackWideConfig()
+	wideDP512.Name, wideDP512.DatapathWidth = "w1024-1path-dp512", 512
+	configOf := map[string]config.Config{
+		"rx hold behind the operation two ahead disabled":      sackWideConfig(),
+		"rx search of the table's entry taken when forwarding": wideDP512,
+	}
 	requireFaultsCaught(t, tf, func(t *testing.T, f templateFault, mutate func([]gen.Source) error, vcd string) *Result {
-		c := config.Default()
-		if strings.Contains(f.Name, "search") || strings.Contains(f.Name, "two ahead") {
-			c.Name, c.SackWidth, c.PathsPerConnection, c.Connections = "w1024-1path", hdlsack.DualSearchFrom, 1, 2
-		}
-		if strings.Contains(f.Name, "search") {
-			c.Name, c.DatapathWidth = "w1024-1path-dp512", 512
+		c, ok := configOf[f.Name]
+		if !ok {
+			c = config.Default()
 		}
 		return runSackTest(t, c, f.Scenario, 1, 20_000, mutate, vcd)
 	})
@@ -239,4 +241,12 @@ func TestSackCosimCatchesFaults(t *testing.T) {
 func TestUnknownScenario(t *testing.T) {
 	_, err := RunSack(context.Background(), Options{Config: config.Default(), Scenario: "nope", Packets: 1})
 	require.ErrorContains(t, err, "unknown sack scenario")
+}
+
+// sackWideConfig is the default configuration with a 1024-bit SACK on one path per connection
+// (the w1024-1path matrix shape): sack_rx's entry II is 3 there at a 64-bit datapath.
+func sackWideConfig() config.Config {
+	c := config.Default()
+	c.Name, c.SackWidth, c.PathsPerConnection, c.Connections = "w1024-1path", hdlsack.DualSearchFrom, 1, 2
+	return c
 }
