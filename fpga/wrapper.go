@@ -102,10 +102,11 @@ func NewWrapper(m *hdl.Module, opt WrapperOptions) (*Wrapper, error) {
 	if m.Clock == m.Reset {
 		return nil, fmt.Errorf("fpga: wrapper for %s: clock and reset are the same port %q", m.Name, m.Clock)
 	}
-	for _, name := range []string{m.Clock, m.Reset} {
-		if name == "" && name == m.Reset {
-			continue // a block without a reset (a pipeline of data registers): no reset pin
-		}
+	pins := []string{m.Clock}
+	if m.Reset != "" { // a block without a reset (a pipeline of data registers) has no reset pin
+		pins = append(pins, m.Reset)
+	}
+	for _, name := range pins {
 		p, _ := m.Port(name)
 		if p.Dir != hdl.Input || p.Width != 1 {
 			return nil, fmt.Errorf("fpga: wrapper for %s: %s must be a 1-bit input, is a %d-bit %s",
@@ -134,10 +135,7 @@ func NewWrapper(m *hdl.Module, opt WrapperOptions) (*Wrapper, error) {
 	}
 	w.FoldLevels = foldLevels(w.OutBits)
 	doutBits := w.FoldLevels[len(w.FoldLevels)-1]
-	w.Pins = []string{ClockPin}
-	if m.Reset != "" {
-		w.Pins = append(w.Pins, m.Reset)
-	}
+	w.Pins = append([]string{ClockPin}, pins[1:]...) // the board clock, then the reset pin if any
 	if w.ChainBits > 0 {
 		w.Pins = append(w.Pins, SerialInPin)
 	}
