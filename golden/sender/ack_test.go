@@ -117,7 +117,7 @@ func TestNak(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, uint64(11_000), due)
-	require.Equal(t, uint32(1000)+r.s.win.Path(0, 0).RTO, r.s.win.Path(0, 0).Deadline, "the NAK restarted the path's timer")
+	require.Equal(t, uint32(1000)+r.s.win.Published(0, 0).RTO, r.s.win.Path(0, 0).Deadline, "the NAK restarted the path's timer (at the published RTO)")
 	at, _ := r.s.NextTimer()
 	require.Equal(t, uint64(11_000), at, "the scan is not armed: the retry is the earliest timer")
 	r.now = 2000

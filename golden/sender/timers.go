@@ -29,6 +29,13 @@ func (s *Sender) Scan(now uint64) {
 			continue
 		}
 		for path := range cn.recs {
+			// A path with neither a live record nor an armed timer has nothing to check: the
+			// scan skips it, and it must, because every Expire is an operation on the
+			// connection that moves its published window state (golden/window, "Published
+			// state").
+			if cn.recs[path].live == 0 && !s.win.Path(c, path).Armed {
+				continue
+			}
 			s.tailProbe(cn, path, ns)
 			x := s.win.Expire(c, path, ns)
 			if x.Event != window.EventNone {

@@ -39,6 +39,8 @@ func checkInvariants(tb *Table) error {
 				return fmt.Errorf("conn %d path %d: srtt %d rttvar %d", c, path, e.SRTT, e.RTTVar)
 			case e.LFSR == 0 || e.Entropy != EntropyOf(e.LFSR):
 				return fmt.Errorf("conn %d path %d: lfsr %#x entropy %#x", c, path, e.LFSR, e.Entropy)
+			case e.Floored && e.Cwnd != p.MinCwnd:
+				return fmt.Errorf("conn %d path %d: floored with cwnd %d", c, path, e.Cwnd)
 			case e.NextPSN > p.psns().Mask():
 				return fmt.Errorf("conn %d path %d: psn %d", c, path, e.NextPSN)
 			}
@@ -61,14 +63,17 @@ func checkInvariants(tb *Table) error {
 	return nil
 }
 
-// checkDecision verifies a decision against the table as it was before it.
+// checkDecision verifies a decision against the table as it was before it: the connection's
+// published window and the paths' classes, as the decision reads them (package doc, "Published
+// state").
 func checkDecision(before *Table, conn int, d Decision) error {
-	p := before.p
+	before.begin(conn)
 	c := before.conns[conn]
-	limit := (min(c.Cwnd, c.RateCap) + One - 1) >> FracBits // rounded up
+	pc := before.pubConn[conn]
+	limit := (min(pc.ConnCwnd, pc.RateCap) + One - 1) >> FracBits // rounded up
 	best := 0
-	for path := 0; path < p.Paths; path++ {
-		best = max(best, Class(before.Path(conn, path)))
+	for _, cl := range before.Classes(conn) {
+		best = max(best, cl)
 	}
 	switch {
 	case !d.OK && c.Inflight < limit && best > 0:
@@ -79,7 +84,7 @@ func checkDecision(before *Table, conn int, d Decision) error {
 		return fmt.Errorf("sent beyond the connection limit %d", limit)
 	}
 	e := before.Path(conn, d.Path)
-	if cl := Class(e); cl != best || cl == 0 {
+	if cl := before.Classes(conn)[d.Path]; cl != best || cl == 0 {
 		return fmt.Errorf("picked path %d of class %d (state %v, inflight %d, cwnd %d), best class %d", d.Path, cl, e.State, e.Inflight, e.Cwnd, best)
 	}
 	if d.Entropy != e.Entropy || d.PSN != e.NextPSN {
@@ -92,6 +97,11 @@ func (t *Table) clone() *Table {
 	c := *t
 	c.paths = append([]PathEntry(nil), t.paths...)
 	c.conns = append([]ConnEntry(nil), t.conns...)
+	c.pubPath = append([]Published(nil), t.pubPath...)
+	c.pubConn = append([]Published(nil), t.pubConn...)
+	c.pending = append([][PubLag]publication(nil), t.pending...)
+	c.seq = append([]int(nil), t.seq...)
+	c.cls = append([]uint8(nil), t.cls...)
 	return &c
 }
 

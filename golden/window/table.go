@@ -43,6 +43,7 @@ type PathEntry struct {
 	LFSR         uint16
 	Entropy      uint16
 	NextPSN      uint32
+	Floored      bool // a timer event set Cwnd to min_cwnd and no ACK or NAK came since
 }
 
 // CapRTT is the round trip the connection's rate cap is sized for: 1.5 × its base RTT,
@@ -63,17 +64,47 @@ type ConnEntry struct {
 	RR           uint32
 }
 
+// PubLag is the number of operations on a connection after which the congestion state an
+// operation left becomes visible to the decisions of later operations (package doc,
+// "Published state"): the hardware computes it in a pipeline behind the decisions.
+const PubLag = 8
+
+// Published is the part of the state the decisions read with a lag of PubLag operations on the
+// connection (package doc, "Published state"): the path's window and RTO, the connection's
+// window and rate cap.
+type Published struct {
+	Cwnd, RTO         uint32 // the path's
+	ConnCwnd, RateCap uint32 // the connection's
+}
+
+// publication is what one operation on a connection publishes, PubLag operations later.
+type publication struct {
+	valid bool
+	index int // the path-table index whose Cwnd and RTO it carries; -1: none
+	v     Published
+}
+
 // Table holds the path and connection tables of the whole NIC.
 type Table struct {
 	p     Params
 	paths []PathEntry
 	conns []ConnEntry
 	scan  int
+
+	// Published state (package doc, "Published state").
+	pubPath []Published // per path-table index: Cwnd and RTO
+	pubConn []Published // per connection: ConnCwnd and RateCap
+	pending [][PubLag]publication
+	seq     []int   // per connection: the ring slot of its next operation
+	cls     []uint8 // per path-table index: the spraying class as last computed
 }
 
 // New returns a table with every entry reset.
 func New(p Params) *Table {
-	t := &Table{p: p, paths: make([]PathEntry, p.TableDepth), conns: make([]ConnEntry, p.Conns)}
+	t := &Table{p: p, paths: make([]PathEntry, p.TableDepth), conns: make([]ConnEntry, p.Conns),
+		pubPath: make([]Published, p.TableDepth), pubConn: make([]Published, p.Conns),
+		pending: make([][PubLag]publication, p.Conns), seq: make([]int, p.Conns),
+		cls: make([]uint8, p.TableDepth)}
 	t.Reset()
 	return t
 }
@@ -95,11 +126,71 @@ func (t *Table) Reset() {
 func (t *Table) ResetConn(conn int) {
 	p := t.p
 	t.conns[conn] = ConnEntry{Cwnd: p.ConnInitCwnd, RateCap: p.ConnMaxCwnd}
+	t.pubConn[conn] = Published{ConnCwnd: p.ConnInitCwnd, RateCap: p.ConnMaxCwnd}
+	t.pending[conn] = [PubLag]publication{}
+	t.seq[conn] = 0
 	for path := 0; path < p.Paths; path++ {
 		i := p.index(conn, path)
 		s := LFSRSeed(p.Seed, i)
 		t.paths[i] = PathEntry{State: Active, Cwnd: p.InitCwnd, RTO: p.RTOInitial, LFSR: s, Entropy: EntropyOf(s)}
+		t.pubPath[i] = Published{Cwnd: p.InitCwnd, RTO: p.RTOInitial}
+		t.refreshClass(i)
 	}
+}
+
+// begin starts an operation on conn: the publication of the operation PubLag operations
+// earlier on the connection, if any, becomes visible.
+func (t *Table) begin(conn int) {
+	slot := &t.pending[conn][t.seq[conn]]
+	if !slot.valid {
+		return
+	}
+	if slot.index >= 0 {
+		t.pubPath[slot.index].Cwnd, t.pubPath[slot.index].RTO = slot.v.Cwnd, slot.v.RTO
+	}
+	t.pubConn[conn].ConnCwnd, t.pubConn[conn].RateCap = slot.v.ConnCwnd, slot.v.RateCap
+	slot.valid = false
+}
+
+// end finishes an operation on conn that worked on path-table index (-1: none): it queues the
+// state the operation left for publication PubLag operations later.
+func (t *Table) end(conn, index int) {
+	c := t.conns[conn]
+	v := Published{ConnCwnd: c.Cwnd, RateCap: c.RateCap}
+	if index >= 0 {
+		v.Cwnd, v.RTO = t.paths[index].Cwnd, t.paths[index].RTO
+	}
+	t.pending[conn][t.seq[conn]] = publication{valid: true, index: index, v: v}
+	t.seq[conn] = (t.seq[conn] + 1) % PubLag
+}
+
+// refreshClass recomputes the spraying class of path-table index from its entry and its
+// published window, or min_cwnd while a timer event's floor is not yet answered (Floored: the
+// entry's own window is min_cwnd then), so that a timeout takes effect on spraying at once.
+func (t *Table) refreshClass(i int) {
+	w := t.pubPath[i].Cwnd
+	if t.paths[i].Floored {
+		w = t.p.MinCwnd
+	}
+	t.cls[i] = uint8(ClassOf(t.paths[i], w))
+}
+
+// Published returns the state the decisions of the next operation on (conn, path) would read:
+// the path's published window and RTO and the connection's published window and rate cap.
+func (t *Table) Published(conn, path int) Published {
+	v := t.pubPath[t.p.index(conn, path)]
+	c := t.pubConn[conn]
+	v.ConnCwnd, v.RateCap = c.ConnCwnd, c.RateCap
+	return v
+}
+
+// Classes returns the spraying class of every path of conn, as the next send decision reads them.
+func (t *Table) Classes(conn int) []int {
+	out := make([]int, t.p.Paths)
+	for path := range out {
+		out[path] = int(t.cls[t.p.index(conn, path)])
+	}
+	return out
 }
 
 // Path returns a copy of an entry.
@@ -110,7 +201,11 @@ func (t *Table) Conn(conn int) ConnEntry { return t.conns[conn] }
 
 // SetNextPSN sets the PSN of a path's next new packet (connection setup).
 func (t *Table) SetNextPSN(conn, path int, psn uint32) {
-	t.paths[t.p.index(conn, path)].NextPSN = t.p.psns().Wrap(psn)
+	i := t.p.index(conn, path)
+	t.begin(conn)
+	t.paths[i].NextPSN = t.p.psns().Wrap(psn)
+	t.refreshClass(i)
+	t.end(conn, i)
 }
 
 // Ack is the part of a parsed ACK the window unit uses.
@@ -137,8 +232,17 @@ type AckResult struct {
 
 // AckUpdate applies one ACK of (conn, path) at time now (package doc, "ACK update").
 func (t *Table) AckUpdate(conn, path int, a Ack, now uint32) AckResult {
+	i := t.p.index(conn, path)
+	t.begin(conn)
+	r := t.ackUpdate(conn, i, a, now)
+	t.refreshClass(i)
+	t.end(conn, i)
+	return r
+}
+
+func (t *Table) ackUpdate(conn, i int, a Ack, now uint32) AckResult {
 	p := t.p
-	e := &t.paths[p.index(conn, path)]
+	e := &t.paths[i]
 	c := &t.conns[conn]
 	var r AckResult
 	if e.State == Failed {
@@ -202,30 +306,36 @@ func (t *Table) AckUpdate(conn, path int, a Ack, now uint32) AckResult {
 		c.RateCap = p.rateCap(a.RateHint, c.CapRTT())
 	}
 	// 6. Liveness.
-	r.Reactivated = e.heard(now)
+	r.Reactivated = e.heard(now, t.pubPath[i].RTO)
 	return r
 }
 
 // Heard applies a NAK of (conn, path) at time now (package doc, "NAK"): the path carried a
 // packet to the receiver and its answer back, so only the liveness step of an ACK applies.
 func (t *Table) Heard(conn, path int, now uint32) AckResult {
-	e := &t.paths[t.p.index(conn, path)]
+	i := t.p.index(conn, path)
+	t.begin(conn)
+	defer t.end(conn, i)
+	e := &t.paths[i]
 	if e.State == Failed {
 		return AckResult{Ignored: true}
 	}
-	return AckResult{Reactivated: e.heard(now)}
+	r := AckResult{Reactivated: e.heard(now, t.pubPath[i].RTO)}
+	t.refreshClass(i)
+	return r
 }
 
 // heard is the liveness step of an ACK or a NAK: Timeouts clear, a Suspect path becomes Active
-// (reported), and the timer restarts if packets are in flight, else it is disarmed.
-func (e *PathEntry) heard(now uint32) bool {
-	e.Timeouts = 0
+// (reported), and the timer restarts at the published RTO rto if packets are in flight, else it
+// is disarmed.
+func (e *PathEntry) heard(now, rto uint32) bool {
+	e.Timeouts, e.Floored = 0, false
 	reactivated := e.State == Suspect
 	if reactivated {
 		e.State = Active
 	}
 	if e.Inflight > 0 {
-		e.Deadline, e.Armed = now+e.RTO, true
+		e.Deadline, e.Armed = now+rto, true
 	} else {
 		e.Armed = false
 	}
@@ -289,8 +399,12 @@ type Decision struct {
 
 // Class is a path's spraying class: 0 ineligible, 1 suspect or marked, 2 less than half its
 // window free, 3 at least half free.
-func Class(e PathEntry) int {
-	w := e.Cwnd >> FracBits
+func Class(e PathEntry) int { return ClassOf(e, e.Cwnd) }
+
+// ClassOf is Class with the window cwnd (fp) in place of the entry's own: the send decision
+// classes a path by its published window (package doc, "Published state").
+func ClassOf(e PathEntry, cwnd uint32) int {
+	w := cwnd >> FracBits
 	switch {
 	case e.State == Failed || e.Inflight >= w:
 		return 0
@@ -307,34 +421,41 @@ func Class(e PathEntry) int {
 func (t *Table) SendDecision(conn int, now uint32) Decision {
 	p := t.p
 	c := &t.conns[conn]
-	if limit := (min(c.Cwnd, c.RateCap) + One - 1) >> FracBits; c.Inflight >= limit {
-		if c.RateCap < c.Cwnd {
+	t.begin(conn)
+	pc := t.pubConn[conn]
+	if limit := (min(pc.ConnCwnd, pc.RateCap) + One - 1) >> FracBits; c.Inflight >= limit {
+		t.end(conn, -1)
+		if pc.RateCap < pc.ConnCwnd {
 			return Decision{Reason: ReasonRateCap}
 		}
 		return Decision{Reason: ReasonConnWindow}
 	}
 	base := conn << p.PathBits
-	best, pick := 0, 0
+	best, pick := uint8(0), 0
 	for k := 0; k < p.Paths; k++ {
 		path := int(c.RR) + k
 		if path >= p.Paths {
 			path -= p.Paths
 		}
-		if cl := Class(t.paths[base|path]); cl > best {
+		if cl := t.cls[base|path]; cl > best {
 			best, pick = cl, path
 		}
 	}
 	if best == 0 {
+		t.end(conn, -1)
 		return Decision{Reason: ReasonNoPath}
 	}
-	e := &t.paths[base|pick]
+	i := base | pick
+	defer t.end(conn, i)
+	e := &t.paths[i]
 	d := Decision{OK: true, Path: pick, Entropy: e.Entropy, PSN: e.NextPSN}
 	e.NextPSN = p.psns().Add(e.NextPSN, 1)
 	e.Inflight++
 	c.Inflight++
 	if !e.Armed {
-		e.Deadline, e.Armed = now+e.RTO, true
+		e.Deadline, e.Armed = now+t.pubPath[i].RTO, true
 	}
+	t.refreshClass(i)
 	c.RR = uint32(pick + 1)
 	if int(c.RR) == p.Paths {
 		c.RR = 0
@@ -381,12 +502,22 @@ type Expiry struct {
 
 // Expire checks one entry's timer at time now (package doc, "Timers and path failure").
 func (t *Table) Expire(conn, path int, now uint32) Expiry {
+	i := t.p.index(conn, path)
+	t.begin(conn)
+	x := t.expire(conn, i, now)
+	t.refreshClass(i)
+	t.end(conn, i)
+	return x
+}
+
+func (t *Table) expire(conn, i int, now uint32) Expiry {
 	p := t.p
-	e := &t.paths[p.index(conn, path)]
+	e := &t.paths[i]
 	if !e.Armed || nanos.Negative(now-e.Deadline) {
 		return Expiry{Entropy: e.Entropy, Timeouts: e.Timeouts}
 	}
 	var x Expiry
+	e.Floored = true
 	if e.State == Failed {
 		e.State, e.Cwnd, e.Timeouts, e.RTO, e.Armed = Suspect, p.MinCwnd, p.FailedTimeouts-1, p.RTOInitial, false
 		x.Event = EventProbe
@@ -399,7 +530,7 @@ func (t *Table) Expire(conn, path int, now uint32) Expiry {
 			e.Timeouts++
 		}
 		e.RTO = min(e.RTO<<1, p.RTOMax)
-		e.Deadline = now + e.RTO
+		e.Deadline = now + min(t.pubPath[i].RTO<<1, p.RTOMax)
 		switch {
 		case e.Timeouts >= p.FailedTimeouts:
 			x.Event, x.Outstanding, x.Moved = EventFailed, 0, e.Inflight
@@ -409,7 +540,7 @@ func (t *Table) Expire(conn, path int, now uint32) Expiry {
 				State: Failed, Cwnd: p.MinCwnd, RTO: p.RTOInitial,
 				Deadline: now + p.ProbeInterval, Armed: true,
 				RateHint: e.RateHint, Timeouts: e.Timeouts,
-				LFSR: e.LFSR, Entropy: EntropyOf(e.LFSR), NextPSN: e.NextPSN,
+				LFSR: e.LFSR, Entropy: EntropyOf(e.LFSR), NextPSN: e.NextPSN, Floored: true,
 			}
 		case e.Timeouts >= p.SuspectTimeouts && e.State == Active:
 			e.State = Suspect

@@ -33,6 +33,7 @@
 //	Timeouts      4 bits   consecutive counted timeouts; saturates at 15; an ACK clears it
 //	LFSR, Entropy 16 bits  entropy LFSR state and the path's UDP source port
 //	NextPSN       psn_width bits, wraps: the PSN of the path's next new packet
+//	Floored       1 bit    a timer event set Cwnd to min_cwnd and no ACK or NAK came since
 //
 // Per connection entry (ConnEntry):
 //
@@ -92,8 +93,9 @@
 //     ACK clock (delayed ACKs, NIC queues): measured on a 16-host ring, a lone flow reached 75%
 //     of line rate with exactly one BDP, 89% with 1.25 and 93% with 1.5; the price is at most
 //     half a BDP of queue at a bottleneck shared by hinted senders.
-//  6. Liveness. Timeouts = 0; a Suspect path becomes Active. The timer restarts
-//     (Deadline = now + RTO) if the path still has packets in flight, else it is disarmed.
+//  6. Liveness. Timeouts = 0, Floored = 0; a Suspect path becomes Active. The timer restarts
+//     (Deadline = now + the published RTO, below) if the path still has packets in flight, else
+//     it is disarmed.
 //
 // # NAK
 //
@@ -107,14 +109,16 @@
 //
 // SendDecision(conn, now) picks the path of the connection's next new packet:
 //
-//   - The connection may send when Inflight < ⌈min(Cwnd, RateCap) / 256⌉ (the rate-hint cap acts
+//   - The connection may send when Inflight < ⌈min(Cwnd, RateCap) / 256⌉, both published (the rate-hint cap acts
 //     as a window: the hinted rate times the base RTT). Rounding up lets a connection whose
 //     share is a fraction of a packet more than its integer part keep its share (rounding down
 //     lost up to a third of a two-packet share); the excess is at most one packet per
 //     connection. Otherwise the answer is not ok, with reason ReasonRateCap when
 //     RateCap < Cwnd, else ReasonConnWindow.
-//   - Each path has a 2-bit class, a function of its own entry only:
-//     0 (ineligible) when Failed or Inflight ≥ Cwnd>>8;
+//   - Each path has a 2-bit class, a function of its own entry and its published window W
+//     (min_cwnd while Floored), recomputed by every operation that works on the path (all but
+//     a refused send) and read by the pick as last computed:
+//     0 (ineligible) when Failed or Inflight ≥ W>>8;
 //     1 when Suspect or Marked (and it has window);
 //     2 when it has window but less than half of it free (2·(cwnd−inflight) < cwnd, integers);
 //     3 when at least half of its window is free.
@@ -123,7 +127,7 @@
 //     not ok, ReasonNoPath.
 //   - The chosen path's Inflight and the connection's Inflight grow by one, the answer carries
 //     the path's Entropy and NextPSN, NextPSN advances (mod 2^psn_width), and an unarmed timer
-//     is armed at now + RTO.
+//     is armed at now + the published RTO.
 //
 // This favours paths with more free window (class 3 before class 2), gives marked and suspect
 // paths only what the unmarked ones cannot take, never picks a failed path or one without
@@ -150,7 +154,8 @@
 //   - Active or Suspect path (it has packets in flight): a timeout. Outstanding = Inflight is
 //     reported (the transport resends the oldest unacknowledged packet on the path; the packets
 //     stay counted in flight). Cwnd = min, Accum = 0, RTO = min(2·RTO, rto_max), Deadline =
-//     now + RTO. If Marked, the timeout is put down to congestion: Marked is cleared and the
+//     now + min(2·published RTO, rto_max). If Marked, the timeout is put down to congestion:
+//     Marked is cleared and the
 //     timeout is not counted. Otherwise Timeouts += 1 (saturating). Then, when
 //     Timeouts ≥ failed_timeouts the path fails (below); when Timeouts ≥ suspect_timeouts an
 //     Active path becomes Suspect (event EventSuspect); else the event is EventTimeout.
@@ -162,6 +167,26 @@
 //   - Failed path (EventProbe): State = Suspect with Cwnd = min, Timeouts = failed_timeouts − 1,
 //     RTO = rto_initial, timer disarmed. The next packet sprayed to it is the probe: an ACK
 //     makes it Active; one more timeout fails it again and draws another entropy.
+//
+// Every timer event (timeout, suspect, failed, probe) sets Floored: the path's window is
+// min_cwnd until an ACK or a NAK is heard on it, and its class says so at once (below).
+//
+// # Published state
+//
+// The decisions read four fields with a lag, so that hardware can compute the ACK arithmetic in
+// a pipeline behind them (docs/window.md): the path's Cwnd and RTO and the connection's Cwnd and
+// RateCap. Every operation on a connection (AckUpdate, Heard, SendDecision, Expire, SetNextPSN)
+// begins by publishing the values the operation PubLag = 8 operations earlier on the same
+// connection left: that operation's path's Cwnd and RTO and the connection's Cwnd and RateCap.
+// Operations on other connections do not count; Tick's padding entries are no operation. The
+// published values are read by the send gate (its window and rate cap), by the spraying class
+// (the path's window, min_cwnd while Floored) and by every timer restart (Deadline = now +
+// published RTO; a timeout's, now + min(2 × published RTO, rto_max)). Everything else reads and
+// writes the current state at once: Inflight, NextPSN, RR, State, Timeouts, Marked, Floored,
+// Deadline, Armed and the LFSR, and the ACK arithmetic (RTT estimator, AIMD, base RTT, rate cap)
+// works on the current values of its fields. So a connection may send up to PubLag packets on a
+// window an ACK has already cut, and a path's timer restarts at the RTO of PubLag operations
+// ago; a timeout floors the path's class at once.
 //
 // # Entropy LFSR
 //

@@ -21,6 +21,19 @@ func testParams(t testing.TB, mutate func(*config.Config)) Params {
 
 func onePath(c *config.Config) { c.PathsPerConnection = 1 }
 
+// settle makes every queued publication of conn visible and reclassifies its paths, as if the
+// connection had been idle for PubLag operations: the tests of the arithmetic below check one
+// rule at a time, and TestPublishedLag checks the lag itself.
+func settle(tb *Table, conn int) {
+	for range PubLag {
+		tb.begin(conn)
+		tb.seq[conn] = (tb.seq[conn] + 1) % PubLag
+	}
+	for path := 0; path < tb.p.Paths; path++ {
+		tb.refreshClass(tb.p.index(conn, path))
+	}
+}
+
 func TestParamsFromDefault(t *testing.T) {
 	p := testParams(t, nil)
 	want := Params{
@@ -247,6 +260,7 @@ func TestRateHintCap(t *testing.T) {
 	require.True(t, r.SampleValid)
 	require.Equal(t, uint32(31249), tb.Conn(0).RateCap, "1.5 × the 6.667 µs base RTT = 10 µs")
 	require.Equal(t, uint16(4000), tb.Path(0, 0).RateHint)
+	settle(tb, 0)
 	for i := 0; i < 123; i++ { // ⌈31249/256⌉ = ⌈122.07⌉
 		require.True(t, tb.SendDecision(0, 10_000).OK, "send %d", i)
 	}
@@ -263,7 +277,48 @@ func TestRateHintCap(t *testing.T) {
 	// Hint 0 lifts the cap.
 	tb.AckUpdate(0, 1, Ack{RateHint: 0, TimestampEcho: 0}, 10_000)
 	require.Equal(t, p.ConnMaxCwnd, tb.Conn(0).RateCap)
+	require.Equal(t, ReasonRateCap, tb.SendDecision(0, 10_000).Reason, "not published yet")
+	settle(tb, 0)
 	require.True(t, tb.SendDecision(0, 10_000).OK)
+}
+
+// TestPublishedLag checks the lag itself: an ACK's windows, RTO and rate cap reach the decisions
+// of the PubLag-th operation on the same connection after it, and operations on other
+// connections do not count.
+func TestPublishedLag(t *testing.T) {
+	p := testParams(t, nil)
+	tb := New(p)
+	sendN(t, tb, 1, 0) // op 0 on connection 0: path 0
+	// op 1: an ECN-marked ACK halves path 0 and cuts the connection window; its RTT sample sets
+	// the RTO to rto_min.
+	r := tb.AckUpdate(0, 0, Ack{ECNEcho: 1, TimestampEcho: 0}, 5_000)
+	require.True(t, r.Decreased && r.ConnDecreased)
+	e, c := tb.Path(0, 0), tb.Conn(0)
+	require.Equal(t, uint32(8*One), e.Cwnd)
+	require.Equal(t, p.RTOMin, e.RTO)
+	initial := Published{Cwnd: p.InitCwnd, RTO: p.RTOInitial, ConnCwnd: p.ConnInitCwnd, RateCap: p.ConnMaxCwnd}
+	require.Equal(t, initial, tb.Published(0, 0), "the ACK's own result is not published")
+	// Operations on another connection do not move connection 0's publications.
+	for range 2 * PubLag {
+		tb.SendDecision(1, 5_000)
+	}
+	require.Equal(t, initial, tb.Published(0, 0))
+	// Six more operations on connection 0 (ops 2..7): the ring still holds op 1's state.
+	for k := 0; k < PubLag-2; k++ {
+		tb.Expire(0, 3, 5_000)
+		require.Equal(t, initial, tb.Published(0, 0), "op %d", k+2)
+	}
+	// Op 8 begins by publishing op 0 (a send: the initial state); op 9 publishes op 1's.
+	tb.Expire(0, 3, 5_000)
+	require.Equal(t, initial, tb.Published(0, 0))
+	tb.Expire(0, 3, 5_000)
+	require.Equal(t, Published{Cwnd: e.Cwnd, RTO: e.RTO, ConnCwnd: c.Cwnd, RateCap: c.RateCap}, tb.Published(0, 0))
+	// The path's class follows its published window at its next operation: 1 in flight of 8
+	// is still class 3 but a NAK on it reclassifies from the published window.
+	require.Equal(t, 1, tb.Classes(0)[0], "marked: class 1")
+	// The timer now restarts at the published RTO.
+	tb.Heard(0, 0, 6_000)
+	require.Equal(t, uint32(6_000)+p.RTOMin, tb.Path(0, 0).Deadline)
 }
 
 func TestTimerStateMachine(t *testing.T) {
@@ -293,6 +348,7 @@ func TestTimerStateMachine(t *testing.T) {
 		{5_062_000, Expiry{Event: EventProbe, Timeouts: 3, Entropy: 0xCF1B}, Suspect, 454_000, 5_062_000, false},
 	}
 	for i, s := range steps {
+		settle(tb, 0) // each backoff doubles the RTO the previous timeout left
 		x := tb.Expire(0, 0, s.now)
 		if diff := cmp.Diff(s.want, x); diff != "" {
 			t.Fatalf("step %d (-want +got):\n%s", i, diff)
@@ -352,7 +408,8 @@ func TestMarkedTimeoutIsNotCounted(t *testing.T) {
 	sendN(t, tb, 2, 0)
 	tb.AckUpdate(0, 0, Ack{CumAdvance: 1, ECNEcho: 1, TimestampEcho: 0}, 10_000)
 	dl := tb.Path(0, 0).Deadline
-	require.Equal(t, uint32(110_000), dl)
+	require.Equal(t, uint32(464_000), dl, "the timer restarts at the published RTO, rto_initial before this sample")
+	settle(tb, 0)
 	x := tb.Expire(0, 0, dl)
 	require.Equal(t, EventTimeout, x.Event)
 	require.Zero(t, x.Timeouts, "congestion explains the first timeout after a mark")
@@ -444,13 +501,14 @@ func TestHeardIsLivenessOnly(t *testing.T) {
 	for range 3 {
 		tb.Expire(0, 0, tb.Path(0, 0).Deadline)
 	}
+	settle(tb, 0)
 	before, beforeConn := tb.Path(0, 0), tb.Conn(0)
 	require.Equal(t, Suspect, before.State)
 	now := before.Deadline - 1
 	r := tb.Heard(0, 0, now)
 	require.Equal(t, AckResult{Reactivated: true}, r)
 	want := before
-	want.State, want.Timeouts, want.Deadline = Active, 0, now+before.RTO
+	want.State, want.Timeouts, want.Deadline, want.Floored = Active, 0, now+before.RTO, false
 	require.Empty(t, cmp.Diff(want, tb.Path(0, 0)), "only the liveness fields change")
 	require.Empty(t, cmp.Diff(beforeConn, tb.Conn(0)), "the connection entry is untouched")
 	require.Equal(t, AckResult{}, tb.Heard(0, 0, now+1), "already Active: nothing to report")

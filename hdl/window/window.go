@@ -179,6 +179,7 @@ func New(c config.Config) (*Unit, error) {
 		{Name: "timeouts", Width: goldenwindow.TimeoutBits, Doc: "consecutive counted timeouts"},
 		{Name: "lfsr", Width: 16, Doc: "entropy LFSR state (entropy = 0xC000 | lfsr[13:0])"},
 		{Name: "next_psn", Width: p.PSNBits, Doc: "PSN of the next new packet"},
+		{Name: "floored", Width: 1, Doc: "a timer event set cwnd to min; no ACK or NAK since"},
 	})
 	u.ConnFields, u.ConnEntryW = packFields([]Field{
 		{Name: "cwnd", Width: ConnCwndW, Doc: "connection window, packets x 256"},
@@ -275,6 +276,24 @@ func (u *Unit) Shifts() []Const {
 		{"RTTVAR_SHIFT", 0, uint64(p.RTTVarShift), "window.rttvar_shift"},
 	}
 }
+
+// PubLagW is log2(golden/window.PubLag): the width of a connection's publication-ring slot.
+const PubLagW = 3
+
+// Widths of the published state (golden/window, "Published state"). A path's window is
+// published in whole packets (cwnd >> 8): the class is all that reads it.
+const (
+	PubPathW      = TimeW + goldenwindow.InflightBits // {rto, cwnd >> 8}
+	PubConnW      = 2 * ConnCwndW                     // {rate_cap, cwnd}
+	pubRingFixedW = 1 + PubPathW + PubConnW           // {has_path, path, ...} but the path id
+)
+
+// PubRingW is the width of one publication in the ring: has_path, the path id, the path's
+// window and RTO, the connection's window and rate cap.
+func (u *Unit) PubRingW() int { return pubRingFixedW + u.AW }
+
+// PubRingDepth is the publication ring's depth: PubLag slots per connection-table entry.
+func (u *Unit) PubRingDepth() int { return u.ConnDepth << PubLagW }
 
 // Unpack renders one wire per field of an entry held in src: "wire [w-1:0] prefix_name = src[hi:lo];".
 func Unpack(fs []Field, prefix, src string) string {
@@ -412,3 +431,12 @@ func shifted(x string, w, k, total int) string {
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }
+
+// PubLagW is the package constant PubLagW, for templates.
+func (u *Unit) PubLagW() int { return PubLagW }
+
+// PubPathW is the package constant PubPathW, for templates.
+func (u *Unit) PubPathW() int { return PubPathW }
+
+// PubConnW is the package constant PubConnW, for templates.
+func (u *Unit) PubConnW() int { return PubConnW }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mrgen/mrgen/config"
+	goldenwindow "github.com/mrgen/mrgen/golden/window"
 	"github.com/mrgen/mrgen/hdl/window"
 	"github.com/mrgen/mrgen/internal/blocktest"
 )
@@ -73,10 +74,10 @@ func TestDescription(t *testing.T) {
 		entryW, connW             int
 		padConns, padPaths        bool
 	}{
-		{"default", nil, 2, 3, 32, 8, 32, 264 + 32, 175 + 3, false, false},
-		{"one path", func(c *config.Config) { c.Connections, c.PathsPerConnection = 2, 1 }, 1, 1, 4, 2, 32, 296, 176, false, true},
-		{"3x3 narrow psn", func(c *config.Config) { c.Connections, c.PathsPerConnection, c.PSNWidth = 3, 3, 12 }, 2, 2, 16, 4, 12, 276, 177, true, true},
-		{"64 paths", func(c *config.Config) { c.Connections, c.PathsPerConnection = 2, 64 }, 1, 6, 128, 64, 32, 296, 181, false, false},
+		{"default", nil, 2, 3, 32, 8, 32, 265 + 32, 175 + 3, false, false},
+		{"one path", func(c *config.Config) { c.Connections, c.PathsPerConnection = 2, 1 }, 1, 1, 4, 2, 32, 297, 176, false, true},
+		{"3x3 narrow psn", func(c *config.Config) { c.Connections, c.PathsPerConnection, c.PSNWidth = 3, 3, 12 }, 2, 2, 16, 4, 12, 277, 177, true, true},
+		{"64 paths", func(c *config.Config) { c.Connections, c.PathsPerConnection = 2, 64 }, 1, 6, 128, 64, 32, 297, 181, false, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -108,6 +109,10 @@ func TestDescription(t *testing.T) {
 			require.Equal(t, tc.psn, p.Width)
 		})
 	}
+}
+
+func TestPubLagWidth(t *testing.T) {
+	require.Equal(t, goldenwindow.PubLag, 1<<window.PubLagW, "the ring slot width is log2 of golden's lag")
 }
 
 func TestNewRejects(t *testing.T) {
