@@ -43,9 +43,9 @@ var windowScenarios = map[string]windowKnobs{
 		RateHint: 0.05, BigCounts: 0.002, Bogus: 0.005, LongRTT: 0.002, Dead: 0.2, DeadPeriod: 5_000_000,
 		SetPSN: 0.002, Heard: 0.03, DtMax: 400, Jump: 0.0002, NearWrap: true, RTTMax: 60_000, ResetEvery: 100_000},
 	// II=1: every operation on one connection (half the ACKs to the path just sent on), offered
-	// every cycle, outputs always ready.
+	// every cycle, outputs always ready; rate hints, so that a rate cap is written back to back.
 	"back-to-back": {AckRate: 0.5, SendRate: 1, OutReady: 1, ECN: 0.1, Congested: 1, Heard: 0.1, DtMax: 200,
-		OneConn: true, RTTMax: 20_000},
+		OneConn: true, RTTMax: 20_000, RateHint: 0.3},
 	// AIMD: marked and unmarked ACKs, decreases once per RTT, epochs, marks saturation.
 	"ecn": {AckRate: 0.5, SendRate: 0.7, OutReady: 1, ECN: 0.6, Congested: 0.6, BigECN: 0.01,
 		DtMax: 300, RTTMax: 40_000},
@@ -59,7 +59,7 @@ var windowScenarios = map[string]windowKnobs{
 	// Wraparound: the clock starts before 2^32 ns and runs fast (it wraps many times), PSNs are
 	// set just below their wrap, deadlines and decrease epochs cross the wrap.
 	"wraparound": {AckRate: 0.45, SendRate: 0.7, OutReady: 1, ECN: 0.2, Congested: 0.3, Dead: 0.2,
-		DeadPeriod: 5_000_000, SetPSN: 0.02, DtMax: 40_000, NearWrap: true, RTTMax: 2_000_000},
+		DeadPeriod: 40_000_000, SetPSN: 0.02, DtMax: 40_000, NearWrap: true, RTTMax: 2_000_000},
 	// Saturation and clamps: huge ACK counts and ECN echoes, bogus and long RTT samples.
 	"saturate": {AckRate: 0.5, SendRate: 0.8, OutReady: 1, ECN: 0.3, Congested: 0.5, BigECN: 0.05,
 		RateHint: 0.2, BigCounts: 0.05, Bogus: 0.05, LongRTT: 0.05, DtMax: 500, RTTMax: 60_000},

@@ -164,7 +164,7 @@ func runWindow(ctx context.Context, lib *verilator.Library, u *hdlwindow.Unit, k
 	rng := rand.New(rand.NewPCG(opt.Seed, 0x77d0))
 	res := &Result{Block: "window", Scenario: opt.Scenario, Seed: opt.Seed, ConfigHash: c.Hash(), Drops: map[string]int{},
 		Counts:          map[string]int{},
-		DeclaredLatency: map[string]int{"ack": hdlwindow.Latency, "send": hdlwindow.Latency, "tmr": hdlwindow.Latency},
+		DeclaredLatency: map[string]int{"ack": hdlwindow.LatencyAck, "send": hdlwindow.LatencySend, "tmr": hdlwindow.LatencyTmr},
 		MinLatency:      map[string]int{}, MaxLatency: map[string]int{}}
 	var ackExp fifo[expected[winAckOut]]
 	var sendExp fifo[expected[winSendOut]]
@@ -190,6 +190,18 @@ func runWindow(ctx context.Context, lib *verilator.Library, u *hdlwindow.Unit, k
 	var sendOp winSendOp
 	ackOffered, sendOffered := false, false
 	scanWait := 0
+	inX := false // an ACK-port operation or a timer check is in X: no send (docs/window.md)
+	// The operation in F, as far as the arbitration cares: a send waits behind an operation
+	// on its connection that is not a send (docs/window.md, "Pipeline").
+	type fOp struct {
+		valid, send bool
+		conn        int
+	}
+	var inF fOp
+	xConn := 0    // the connection of the check in X
+	clearIdx := 0 // the initialisation's next index
+	pinConn := 0  // s_send_conn as last driven
+	pathBits := u.P.PathBits
 	var cycle uint64
 	watch := cycleWatch{ctx: ctx, m: m, opt: opt, traceAt: traceAt}
 	latency := func(stream string, l int) {
@@ -234,6 +246,9 @@ func runWindow(ctx context.Context, lib *verilator.Library, u *hdlwindow.Unit, k
 				sendExp.clear()
 				tmrExp.clear()
 				scanWait = 0
+				inX = false
+				inF = fOp{}
+				clearIdx = 0
 				res.Resets++
 			}
 		}
@@ -268,6 +283,7 @@ func runWindow(ctx context.Context, lib *verilator.Library, u *hdlwindow.Unit, k
 		if sendOffered {
 			pt.sendValid.Set(in, 1)
 			pt.sendConn.Set(in, uint64(sendOp.conn))
+			pinConn = sendOp.conn
 		} else {
 			pt.sendValid.Set(in, 0)
 		}
@@ -333,7 +349,8 @@ func runWindow(ctx context.Context, lib *verilator.Library, u *hdlwindow.Unit, k
 		open := adv && !busy
 		urgent := scanWait == hdlwindow.ScanStarve
 		wantAckReady := open && !urgent
-		wantSendReady := wantAckReady && !ackOffered
+		hold := inF.valid && !inF.send && inF.conn == pinConn
+		wantSendReady := wantAckReady && !ackOffered && !hold && !inX
 		gotAckReady, gotSendReady := pt.ackReady.Get(outb) == 1, pt.sendReady.Get(outb) == 1
 		if gotAckReady != wantAckReady || gotSendReady != wantSendReady {
 			return res, mismatch("arbitration", int(cycle-1), nil, fmt.Sprintf(
@@ -348,12 +365,34 @@ func runWindow(ctx context.Context, lib *verilator.Library, u *hdlwindow.Unit, k
 		}
 		ackFire := ackOffered && wantAckReady
 		sendFire := sendOffered && wantSendReady
-		scanFire := open && !ackFire && !sendFire
+		scanFire := open && !inX && !ackFire && !sendFire && (urgent || !sendOffered)
+		if held := sendOffered && (hold || inX) && open && !urgent && !ackOffered; held {
+			res.Counts["send_held"]++
+		}
 		if open {
-			if scanFire {
+			switch {
+			case scanFire:
 				scanWait = 0
-			} else {
+			case !urgent:
 				scanWait++
+			}
+		}
+		if adv {
+			switch {
+			case busy:
+				inF = fOp{valid: true, conn: clearIdx >> pathBits}
+				clearIdx++
+			case inX:
+				inF = fOp{valid: true, conn: xConn}
+			case sendFire:
+				inF = fOp{valid: true, send: true, conn: sendOp.conn}
+			default:
+				inF = fOp{}
+				res.Counts["f_idle"]++
+			}
+			inX = scanFire || ackFire
+			if ackFire {
+				xConn = ackOp.conn
 			}
 		}
 		cyc := cycle - 1
@@ -398,6 +437,7 @@ func runWindow(ctx context.Context, lib *verilator.Library, u *hdlwindow.Unit, k
 		case scanFire:
 			res.Counts["scans"]++
 			conn, path, x := tr.tb.Tick(t)
+			xConn = conn
 			if x.Event != window.EventNone {
 				tmrExp.push(expected[winTmrOut]{cycle: cyc, input: winScan{now: t}, out: winTmrOut{Conn: conn, Path: path, X: x}})
 				res.Counts["timer_"+x.Event.String()]++

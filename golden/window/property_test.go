@@ -67,7 +67,6 @@ func checkInvariants(tb *Table) error {
 // published window and the paths' classes, as the decision reads them (package doc, "Published
 // state").
 func checkDecision(before *Table, conn int, d Decision) error {
-	before.begin(conn)
 	c := before.conns[conn]
 	pc := before.pubConn[conn]
 	limit := (min(pc.ConnCwnd, pc.RateCap) + One - 1) >> FracBits // rounded up
@@ -102,6 +101,7 @@ func (t *Table) clone() *Table {
 	c.pending = append([][PubLag]publication(nil), t.pending...)
 	c.seq = append([]int(nil), t.seq...)
 	c.cls = append([]uint8(nil), t.cls...)
+	c.clsW = append([]uint32(nil), t.clsW...)
 	return &c
 }
 

@@ -95,8 +95,9 @@ type Table struct {
 	pubPath []Published // per path-table index: Cwnd and RTO
 	pubConn []Published // per connection: ConnCwnd and RateCap
 	pending [][PubLag]publication
-	seq     []int   // per connection: the ring slot of its next operation
-	cls     []uint8 // per path-table index: the spraying class as last computed
+	seq     []int    // per connection: the ring slot of its next operation
+	cls     []uint8  // per path-table index: the spraying class as last computed
+	clsW    []uint32 // ... and the window (fp) it was computed with
 }
 
 // New returns a table with every entry reset.
@@ -104,7 +105,7 @@ func New(p Params) *Table {
 	t := &Table{p: p, paths: make([]PathEntry, p.TableDepth), conns: make([]ConnEntry, p.Conns),
 		pubPath: make([]Published, p.TableDepth), pubConn: make([]Published, p.Conns),
 		pending: make([][PubLag]publication, p.Conns), seq: make([]int, p.Conns),
-		cls: make([]uint8, p.TableDepth)}
+		cls: make([]uint8, p.TableDepth), clsW: make([]uint32, p.TableDepth)}
 	t.Reset()
 	return t
 }
@@ -138,9 +139,9 @@ func (t *Table) ResetConn(conn int) {
 	}
 }
 
-// begin starts an operation on conn: the publication of the operation PubLag operations
-// earlier on the connection, if any, becomes visible.
-func (t *Table) begin(conn int) {
+// publish makes the publication in conn's current ring slot, the state the operation PubLag
+// operations earlier on the connection left, visible to the decisions of later operations.
+func (t *Table) publish(conn int) {
 	slot := &t.pending[conn][t.seq[conn]]
 	if !slot.valid {
 		return
@@ -152,9 +153,11 @@ func (t *Table) begin(conn int) {
 	slot.valid = false
 }
 
-// end finishes an operation on conn that worked on path-table index (-1: none): it queues the
-// state the operation left for publication PubLag operations later.
+// end finishes an operation on conn that worked on path-table index (-1: none): after its
+// decisions, it publishes the ring slot's publication (the operation PubLag earlier on the
+// connection) and puts in its place the state this operation left.
 func (t *Table) end(conn, index int) {
+	t.publish(conn)
 	c := t.conns[conn]
 	v := Published{ConnCwnd: c.Cwnd, RateCap: c.RateCap}
 	if index >= 0 {
@@ -172,10 +175,17 @@ func (t *Table) refreshClass(i int) {
 	if t.paths[i].Floored {
 		w = t.p.MinCwnd
 	}
-	t.cls[i] = uint8(ClassOf(t.paths[i], w))
+	t.cls[i], t.clsW[i] = uint8(ClassOf(t.paths[i], w)), w
 }
 
-// Published returns the state the decisions of the next operation on (conn, path) would read:
+// sentClass recomputes the class of path-table index after a send on it, with the window its
+// class was last computed with: a send changes only the path's inflight, and hardware chains
+// back-to-back sends from a class computed one packet ahead (docs/window.md).
+func (t *Table) sentClass(i int) {
+	t.cls[i] = uint8(ClassOf(t.paths[i], t.clsW[i]))
+}
+
+// Published returns the state the decisions of the next operation on (conn, path) will read:
 // the path's published window and RTO and the connection's published window and rate cap.
 func (t *Table) Published(conn, path int) Published {
 	v := t.pubPath[t.p.index(conn, path)]
@@ -202,7 +212,6 @@ func (t *Table) Conn(conn int) ConnEntry { return t.conns[conn] }
 // SetNextPSN sets the PSN of a path's next new packet (connection setup).
 func (t *Table) SetNextPSN(conn, path int, psn uint32) {
 	i := t.p.index(conn, path)
-	t.begin(conn)
 	t.paths[i].NextPSN = t.p.psns().Wrap(psn)
 	t.refreshClass(i)
 	t.end(conn, i)
@@ -233,7 +242,6 @@ type AckResult struct {
 // AckUpdate applies one ACK of (conn, path) at time now (package doc, "ACK update").
 func (t *Table) AckUpdate(conn, path int, a Ack, now uint32) AckResult {
 	i := t.p.index(conn, path)
-	t.begin(conn)
 	r := t.ackUpdate(conn, i, a, now)
 	t.refreshClass(i)
 	t.end(conn, i)
@@ -314,7 +322,6 @@ func (t *Table) ackUpdate(conn, i int, a Ack, now uint32) AckResult {
 // packet to the receiver and its answer back, so only the liveness step of an ACK applies.
 func (t *Table) Heard(conn, path int, now uint32) AckResult {
 	i := t.p.index(conn, path)
-	t.begin(conn)
 	defer t.end(conn, i)
 	e := &t.paths[i]
 	if e.State == Failed {
@@ -421,7 +428,6 @@ func ClassOf(e PathEntry, cwnd uint32) int {
 func (t *Table) SendDecision(conn int, now uint32) Decision {
 	p := t.p
 	c := &t.conns[conn]
-	t.begin(conn)
 	pc := t.pubConn[conn]
 	if limit := (min(pc.ConnCwnd, pc.RateCap) + One - 1) >> FracBits; c.Inflight >= limit {
 		t.end(conn, -1)
@@ -455,7 +461,7 @@ func (t *Table) SendDecision(conn int, now uint32) Decision {
 	if !e.Armed {
 		e.Deadline, e.Armed = now+t.pubPath[i].RTO, true
 	}
-	t.refreshClass(i)
+	t.sentClass(i)
 	c.RR = uint32(pick + 1)
 	if int(c.RR) == p.Paths {
 		c.RR = 0
@@ -503,7 +509,6 @@ type Expiry struct {
 // Expire checks one entry's timer at time now (package doc, "Timers and path failure").
 func (t *Table) Expire(conn, path int, now uint32) Expiry {
 	i := t.p.index(conn, path)
-	t.begin(conn)
 	x := t.expire(conn, i, now)
 	t.refreshClass(i)
 	t.end(conn, i)

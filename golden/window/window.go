@@ -117,7 +117,8 @@
 //     RateCap < Cwnd, else ReasonConnWindow.
 //   - Each path has a 2-bit class, a function of its own entry and its published window W
 //     (min_cwnd while Floored), recomputed by every operation that works on the path (all but
-//     a refused send) and read by the pick as last computed:
+//     a refused send; a send keeps the W its class was last computed with) and read by the
+//     pick as last computed:
 //     0 (ineligible) when Failed or Inflight ≥ W>>8;
 //     1 when Suspect or Marked (and it has window);
 //     2 when it has window but less than half of it free (2·(cwnd−inflight) < cwnd, integers);
@@ -176,8 +177,9 @@
 // The decisions read four fields with a lag, so that hardware can compute the ACK arithmetic in
 // a pipeline behind them (docs/window.md): the path's Cwnd and RTO and the connection's Cwnd and
 // RateCap. Every operation on a connection (AckUpdate, Heard, SendDecision, Expire, SetNextPSN)
-// begins by publishing the values the operation PubLag = 8 operations earlier on the same
+// ends by publishing the values the operation PubLag = 8 operations earlier on the same
 // connection left: that operation's path's Cwnd and RTO and the connection's Cwnd and RateCap.
+// So the decisions of an operation see the state the operation PubLag + 1 = 9 earlier left.
 // Operations on other connections do not count; Tick's padding entries are no operation. The
 // published values are read by the send gate (its window and rate cap), by the spraying class
 // (the path's window, min_cwnd while Floored) and by every timer restart (Deadline = now +
@@ -185,8 +187,8 @@
 // writes the current state at once: Inflight, NextPSN, RR, State, Timeouts, Marked, Floored,
 // Deadline, Armed and the LFSR, and the ACK arithmetic (RTT estimator, AIMD, base RTT, rate cap)
 // works on the current values of its fields. So a connection may send up to PubLag packets on a
-// window an ACK has already cut, and a path's timer restarts at the RTO of PubLag operations
-// ago; a timeout floors the path's class at once.
+// window an ACK has already cut, and a path's timer restarts at the RTO of PubLag + 1
+// operations ago; a timeout floors the path's class at once.
 //
 // # Entropy LFSR
 //

@@ -26,7 +26,7 @@ func onePath(c *config.Config) { c.PathsPerConnection = 1 }
 // rule at a time, and TestPublishedLag checks the lag itself.
 func settle(tb *Table, conn int) {
 	for range PubLag {
-		tb.begin(conn)
+		tb.publish(conn)
 		tb.seq[conn] = (tb.seq[conn] + 1) % PubLag
 	}
 	for path := 0; path < tb.p.Paths; path++ {
@@ -173,7 +173,9 @@ func TestAdditiveIncrease(t *testing.T) {
 	require.Equal(t, uint32(0), e.Inflight)
 	require.False(t, e.Armed, "nothing in flight: timer disarmed")
 	require.Equal(t, uint32(17*One), tb.Conn(0).Cwnd)
-	// A big ACK gives one increase and carries the rest: 17 in flight, 17 acked at once.
+	// A big ACK gives one increase and carries the rest: 17 in flight, 17 acked at once. (The
+	// sends classify the path with the window of its last classification, 16 before settle.)
+	settle(tb, 0)
 	sendN(t, tb, 17, 10_000)
 	r := tb.AckUpdate(0, 0, Ack{CumAdvance: 10, NewlySacked: 30, TimestampEcho: 10_000}, 20_000)
 	require.Equal(t, uint32(17), r.Acked, "acked is capped at in flight")
@@ -282,9 +284,9 @@ func TestRateHintCap(t *testing.T) {
 	require.True(t, tb.SendDecision(0, 10_000).OK)
 }
 
-// TestPublishedLag checks the lag itself: an ACK's windows, RTO and rate cap reach the decisions
-// of the PubLag-th operation on the same connection after it, and operations on other
-// connections do not count.
+// TestPublishedLag checks the lag itself: an ACK's windows, RTO and rate cap are published by
+// the PubLag-th operation on the same connection after it (for the decisions of the next one),
+// and operations on other connections do not count.
 func TestPublishedLag(t *testing.T) {
 	p := testParams(t, nil)
 	tb := New(p)
@@ -308,7 +310,7 @@ func TestPublishedLag(t *testing.T) {
 		tb.Expire(0, 3, 5_000)
 		require.Equal(t, initial, tb.Published(0, 0), "op %d", k+2)
 	}
-	// Op 8 begins by publishing op 0 (a send: the initial state); op 9 publishes op 1's.
+	// Op 8 ends by publishing op 0's state (a send: the initial state); op 9 publishes op 1's.
 	tb.Expire(0, 3, 5_000)
 	require.Equal(t, initial, tb.Published(0, 0))
 	tb.Expire(0, 3, 5_000)

@@ -37,6 +37,16 @@ func (u *Unit) PickModule() *hdl.Module {
 	}
 }
 
+// groupTable is the memory holding group name.
+func (u *Unit) groupTable(name, doc string) hdl.Table {
+	g := u.Group(name)
+	depth := u.Depth
+	if g.Conn {
+		depth = u.ConnDepth
+	}
+	return hdl.Table{Name: name + "_table", Depth: depth, Width: g.Width, Doc: doc}
+}
+
 // UnitModule is the window unit.
 func (u *Unit) UnitModule() *hdl.Module {
 	ports := append(u.Reset.Ports(),
@@ -123,18 +133,21 @@ func (u *Unit) UnitModule() *hdl.Module {
 		Clock: "clk", Reset: u.Reset.Port,
 		Ports: ports,
 		Tables: []hdl.Table{
-			{Name: "path_table", Depth: u.Depth, Width: u.PathEntryW, Doc: "PathEntry fields; entropy from lfsr"},
-			{Name: "conn_table", Depth: u.ConnDepth, Width: u.ConnEntryW, Doc: "ConnEntry fields"},
+			u.groupTable("fast", "the path's decision state (ops read it in A, write it in F)"),
+			u.groupTable("rtt", "the RTT estimator's SRTT (read in F, written in S1)"),
+			u.groupTable("aimd", "RTTVAR and the path's ECN AIMD (read in F, written in S2)"),
+			u.groupTable("rto", "the path's RTO (read in S3, written in S4)"),
+			u.groupTable("cbase", "the connection's base RTT (read in F, written in S1)"),
+			u.groupTable("caimd", "the connection's ECN AIMD (read in F, written in S2)"),
+			u.groupTable("ccap", "the connection's rate cap (read in S5, written in S6)"),
 			{Name: "rr_table", Depth: u.ConnDepth, Width: u.AW, Kind: hdl.RegFile,
 				Doc: "each connection's round-robin pointer, read in the cycle a send is accepted"},
 			{Name: "pub_path", Depth: u.Depth, Width: PubPathW,
 				Doc: "each path's published {rto, cwnd}: what the decisions read"},
-			{Name: "pub_conn", Depth: u.ConnDepth, Width: PubConnW,
-				Doc: "each connection's published {rate_cap, cwnd}: what the send gate reads"},
 			{Name: "pub_ring", Depth: u.PubRingDepth(), Width: u.PubRingW(),
 				Doc: "per connection, the last PubLag operations' publications, each applied by the operation PubLag later"},
 		},
-		Latency: Latency,
+		Latency: LatencyAck,
 		II:      1,
 	}
 }

@@ -3,24 +3,21 @@
 // retransmit-timer scan. It derives every width from the shared configuration and golden/window's
 // Params, builds the port lists and hands each module with its template to gen/.
 //
-// The rules are golden/window's; this package only decides how hardware implements them:
+// The rules are golden/window's; this package only decides how hardware implements them
+// (docs/window.md):
 //
-//   - The path table (one wide entry per {conn, path}) is an inferred RAM read one cycle ahead
-//     of the recurrence stage and written back by it; a one-entry forwarding register supplies
-//     the entry written in the previous cycle, so back-to-back operations on one path run at II=1.
-//   - The connection table is an inferred RAM read and forwarded the same way. A 2-bit
-//     spraying class per path (golden/window.Class of the entry, rewritten whenever the entry is
-//     written) and each connection's round-robin pointer are registers, so the send decision
-//     can read all P classes of a connection in the cycle a send request is accepted. The pick
-//     (the highest non-empty class, first path at or after the round-robin pointer) is a
-//     priority select followed by a rotating find-first-set (two log2 trees), and its result
-//     addresses the path-table read. The operation in the recurrence stage forwards its
-//     connection's new pointer and its path's new class to the pick, and the connection gate is
-//     applied in the recurrence stage, so sends after any operation on the same connection run
-//     at II=1 too.
-//   - One operation enters per clock. Arbitration (in priority order): the post-reset table
-//     initialisation, a timer scan that has waited ScanStarve cycles, an ACK-port operation, a
-//     send request, and otherwise a timer scan (one path-table entry per scan, golden Tick).
+//   - A pipeline A, X, F, S1..S6. F makes the decisions (inflight, PSNs, the round-robin
+//     pointer, path health, timers, the send gate, the spraying classes) at II = 1; the ACK
+//     arithmetic runs behind it in S1..S6 (SRTT, RTTVAR and the AIMD windows, the RTO, the
+//     rate-cap product), which golden's published state allows: the decisions read the windows,
+//     RTO and rate cap as they were 9 operations on the connection earlier.
+//   - Each table (Groups) is owned by the stage that writes it and read one or two stages
+//     ahead, with a forwarding register per write its read misses. What the send decision's
+//     loop reads in its cycle is in registers: each path's class and its class one packet
+//     fuller, each connection's inflight and published gate.
+//   - One operation enters F per clock. A send waits one cycle behind an operation on its
+//     connection that is not a send; ACK-port operations and timer checks pass through X,
+//     where their entry is resolved and registered (and a check's expiry compared).
 package window
 
 import (
@@ -50,8 +47,14 @@ const (
 	AckOpHeard  = 2 // a NAK: the liveness step of an ACK alone (golden Heard); 3 acts as 2
 )
 
-// Latency is the number of cycles from an input handshake (or a scan) to its output.
-const Latency = 2
+// Latencies, in cycles from an input handshake to its output: a send decision comes out of
+// F, a timer check out of F after its X cycle, an ACK's result out of the last slow stage
+// (docs/window.md, "Pipeline").
+const (
+	LatencySend = 2
+	LatencyTmr  = 3
+	LatencyAck  = 9
+)
 
 // ScanStarve is the number of consecutive advancing cycles the timer scan may lose the
 // arbitration before it takes the slot: the scan gets at least one slot in ScanStarve+1, so every
@@ -83,10 +86,9 @@ type Unit struct {
 	PadConns     bool
 	PadPaths     bool
 
-	PathFields []Field
-	ConnFields []Field
-	PathEntryW int
-	ConnEntryW int
+	// Groups are the unit's per-path and per-connection tables, one per pipeline stage that
+	// owns its fields (docs/window.md, "Pipeline").
+	Groups []Group
 
 	// Fixed-point constants (golden Params), ready for the template.
 	SeedFold uint16
@@ -133,6 +135,34 @@ const (
 	MaxConns  = 1024
 )
 
+// Group is one table of the unit: the fields one pipeline stage owns, for every path
+// ({conn, path}) or every connection.
+type Group struct {
+	Name   string
+	Conn   bool // indexed by connection, else by {conn, path}
+	Read   string
+	Write  string // the stage that reads it (its address) and the stage that writes it
+	Fields []Field
+	Width  int
+}
+
+func newGroup(name string, conn bool, read, write string, fs []Field) Group {
+	g := Group{Name: name, Conn: conn, Read: read, Write: write}
+	g.Fields, g.Width = packFields(fs)
+	return g
+}
+
+// Group returns the group of that name (a zero Group if there is none, which the rendered
+// Verilog then rejects).
+func (u *Unit) Group(name string) Group {
+	for _, g := range u.Groups {
+		if g.Name == name {
+			return g
+		}
+	}
+	return Group{}
+}
+
 func packFields(fs []Field) ([]Field, int) {
 	lo := 0
 	out := make([]Field, len(fs))
@@ -160,39 +190,50 @@ func New(c config.Config) (*Unit, error) {
 	u.PadConns = p.Conns < u.ConnDepth
 	u.PadPaths = p.Paths < u.PathSlots
 	u.Reset = hdl.ResetFor(c.ResetStyle)
-	u.PathFields, u.PathEntryW = packFields([]Field{
-		{Name: "state", Width: StateW, Doc: "0 active, 1 suspect, 2 failed"},
-		{Name: "cwnd", Width: CwndW, Doc: "path window, packets x 256"},
-		{Name: "inflight", Width: goldenwindow.InflightBits, Doc: "packets in flight"},
-		{Name: "accum", Width: goldenwindow.AccumBits, Doc: "unmarked packets acked since the last increase"},
-		{Name: "srtt", Width: TimeW, Doc: "smoothed RTT, ns"},
-		{Name: "rttvar", Width: TimeW, Doc: "RTT variation, ns"},
-		{Name: "rtt_valid", Width: 1, Doc: "srtt holds a sample"},
-		{Name: "rto", Width: TimeW, Doc: "current timeout, ns"},
-		{Name: "deadline", Width: TimeW, Doc: "timer deadline, ns mod 2^32"},
-		{Name: "armed", Width: 1, Doc: "timer armed"},
-		{Name: "marked", Width: 1, Doc: "the last ACK carried an ECN echo"},
-		{Name: "marks", Width: goldenwindow.MarksBits, Doc: "ECN echoes in the current decrease epoch"},
-		{Name: "last_dec", Width: TimeW, Doc: "time of the last decrease"},
-		{Name: "dec_valid", Width: 1, Doc: "a decrease happened"},
-		{Name: "rate_hint", Width: RateHintW, Doc: "last rate hint on this path"},
-		{Name: "timeouts", Width: goldenwindow.TimeoutBits, Doc: "consecutive counted timeouts"},
-		{Name: "lfsr", Width: 16, Doc: "entropy LFSR state (entropy = 0xC000 | lfsr[13:0])"},
-		{Name: "next_psn", Width: p.PSNBits, Doc: "PSN of the next new packet"},
-		{Name: "floored", Width: 1, Doc: "a timer event set cwnd to min; no ACK or NAK since"},
-	})
-	u.ConnFields, u.ConnEntryW = packFields([]Field{
-		{Name: "cwnd", Width: ConnCwndW, Doc: "connection window, packets x 256"},
-		{Name: "inflight", Width: goldenwindow.ConnInflightBits, Doc: "sum of the paths' inflight"},
-		{Name: "accum", Width: goldenwindow.ConnAccumBits, Doc: "unmarked packets acked since the last increase"},
-		{Name: "last_dec", Width: TimeW, Doc: "time of the last decrease"},
-		{Name: "dec_valid", Width: 1, Doc: "a decrease happened"},
-		{Name: "rate_hint", Width: RateHintW, Doc: "last rate hint on any path"},
-		{Name: "rate_cap", Width: ConnCwndW, Doc: "window the rate hint allows, packets x 256"},
-		{Name: "min_rtt", Width: TimeW, Doc: "base RTT: the smallest valid sample of any path, ns"},
-		{Name: "min_valid", Width: 1, Doc: "min_rtt holds a sample"},
-		{Name: "rr", Width: p.PathBits, Doc: "spraying round-robin pointer"},
-	})
+	u.Groups = []Group{
+		newGroup("fast", false, "A", "F", []Field{
+			{Name: "state", Width: StateW, Doc: "0 active, 1 suspect, 2 failed"},
+			{Name: "inflight", Width: goldenwindow.InflightBits, Doc: "packets in flight"},
+			{Name: "armed", Width: 1, Doc: "timer armed"},
+			{Name: "t_arm", Width: TimeW, Doc: "when the timer was set, ns mod 2^32"},
+			{Name: "tmo", Width: TimeW, Doc: "its timeout: the deadline is t_arm + tmo (mod 2^32)"},
+			{Name: "marked", Width: 1, Doc: "the last ACK carried an ECN echo"},
+			{Name: "timeouts", Width: goldenwindow.TimeoutBits, Doc: "consecutive counted timeouts"},
+			{Name: "lfsr", Width: 16, Doc: "entropy LFSR state (entropy = 0xC000 | lfsr[13:0])"},
+			{Name: "next_psn", Width: p.PSNBits, Doc: "PSN of the next new packet"},
+			{Name: "floored", Width: 1, Doc: "a timer event set cwnd to min; no ACK or NAK since"},
+			{Name: "w_cls", Width: goldenwindow.InflightBits, Doc: "the window (packets) its class was last computed with"},
+		}),
+		newGroup("rtt", false, "F", "S1", []Field{
+			{Name: "srtt", Width: TimeW, Doc: "smoothed RTT, ns"},
+			{Name: "rtt_valid", Width: 1, Doc: "srtt holds a sample"},
+		}),
+		newGroup("aimd", false, "F", "S2", []Field{
+			{Name: "rttvar", Width: TimeW, Doc: "RTT variation, ns"},
+			{Name: "cwnd", Width: CwndW, Doc: "path window, packets x 256"},
+			{Name: "accum", Width: goldenwindow.AccumBits, Doc: "unmarked packets acked since the last increase"},
+			{Name: "marks", Width: goldenwindow.MarksBits, Doc: "ECN echoes in the current decrease epoch"},
+			{Name: "last_dec", Width: TimeW, Doc: "time of the last decrease"},
+			{Name: "dec_valid", Width: 1, Doc: "a decrease happened"},
+		}),
+		newGroup("rto", false, "S3", "S4", []Field{
+			{Name: "rto", Width: TimeW, Doc: "current timeout, ns"},
+		}),
+
+		newGroup("cbase", true, "F", "S1", []Field{
+			{Name: "min_rtt", Width: TimeW, Doc: "base RTT: the smallest valid sample of any path, ns"},
+			{Name: "min_valid", Width: 1, Doc: "min_rtt holds a sample"},
+		}),
+		newGroup("caimd", true, "F", "S2", []Field{
+			{Name: "cwnd", Width: ConnCwndW, Doc: "connection window, packets x 256"},
+			{Name: "accum", Width: goldenwindow.ConnAccumBits, Doc: "unmarked packets acked since the last increase"},
+			{Name: "last_dec", Width: TimeW, Doc: "time of the last decrease"},
+			{Name: "dec_valid", Width: 1, Doc: "a decrease happened"},
+		}),
+		newGroup("ccap", true, "S5", "S6", []Field{
+			{Name: "rate_cap", Width: ConnCwndW, Doc: "window the rate hint allows, packets x 256"},
+		}),
+	}
 	s := c.Seed
 	u.SeedFold = uint16(s) ^ uint16(s>>16) ^ uint16(s>>32) ^ uint16(s>>48)
 	return u, nil
@@ -263,8 +304,131 @@ func (u *Unit) Consts() []Const {
 		{"PROBE_TIMEOUTS", goldenwindow.TimeoutBits, uint64(p.FailedTimeouts - 1), "failed_timeouts - 1"},
 		{"SEED_FOLD", 16, uint64(u.SeedFold), "the config seed's four 16-bit halves XORed"},
 		{"PATHS", u.AW + 1, uint64(p.Paths), "paths_per_connection"},
+		{"CWND_MD_T", CwndW, mdThreshold(uint64(p.MinCwnd), p.MDShift), "below it, cwnd - cwnd >> md_shift < min"},
+		{"CONN_MD_T", ConnCwndW, mdThreshold(uint64(p.MinCwnd), p.ConnMDShift), "the same for the connection"},
+		{"AI_LIM", CwndW, uint64(p.MaxCwnd - min(p.AIStep, p.MaxCwnd)), "above it, cwnd + ai_step > max"},
+		{"CONN_AI_LIM", ConnCwndW, uint64(p.ConnMaxCwnd - min(p.ConnAIStep, p.ConnMaxCwnd)), "the same for the connection"},
+		{"RTO_BACKOFF_LIM", TimeW, uint64(p.RTOMax >> 1), "above it, 2 x rto > rto_max"},
 	}
 }
+
+// mdThreshold is the smallest window c with c - c >> shift >= floor: below it a decrease lands
+// under the floor (c - c >> shift is non-decreasing in c), so the RTL compares c with a
+// constant instead of the difference with the floor.
+func mdThreshold(floor uint64, shift uint) uint64 {
+	lo, hi := uint64(0), floor<<1+1 // hi - hi >> shift >= floor for any shift >= 1
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if mid-mid>>shift >= floor {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+// CSA renders a carry-save reduction of terms (Verilog expressions of width bits): at most
+// levels levels of 3:2 compressors (full adders, one LUT level each), or until two terms are
+// left. It returns the Verilog lines and the names of the terms left.
+func CSA(name string, width int, terms []string, levels int) (string, []string) {
+	var b strings.Builder
+	cur := make([]string, len(terms))
+	for i, t := range terms {
+		cur[i] = fmt.Sprintf("%s_in%d", name, i)
+		fmt.Fprintf(&b, "  wire [%d:0] %s = %s;\n", width-1, cur[i], t)
+	}
+	hi := width - 2
+	for l := 0; l < levels && len(cur) > 2; l++ {
+		var next []string
+		i := 0
+		for ; i+3 <= len(cur); i += 3 {
+			x, y, z := cur[i], cur[i+1], cur[i+2]
+			s := fmt.Sprintf("%s_l%d_s%d", name, l, i/3)
+			c := fmt.Sprintf("%s_l%d_c%d", name, l, i/3)
+			fmt.Fprintf(&b, "  wire [%d:0] %s = %s ^ %s ^ %s;\n", width-1, s, x, y, z)
+			fmt.Fprintf(&b, "  wire [%d:0] %s = {(%s[%d:0] & %s[%d:0])\n", width-1, c, x, hi, y, hi)
+			fmt.Fprintf(&b, "      | (%s[%d:0] & %s[%d:0])\n", x, hi, z, hi)
+			fmt.Fprintf(&b, "      | (%s[%d:0] & %s[%d:0]), 1'b0};\n", y, hi, z, hi)
+			next = append(next, s, c)
+		}
+		next = append(next, cur[i:]...)
+		cur = next
+	}
+	return b.String(), cur
+}
+
+// RateMul is the rate cap's product, hint x RATE_CAP_MUL x T, as a pipeline (docs/window.md,
+// "Pipeline"): in F the copies of the hint, one per set bit of the constant, reduce to two
+// (f_hm_*); in S1 they add (s2_hm); in S3 the 24 partial products of T reduce by up to five
+// levels (s4_pp_*); in S4 to two (s5_pp_*); S5 adds them (s6_prod). It returns the wires of
+// each stage and the registers between them, to be placed by the template.
+type RateMul struct {
+	F, S3, S4   string // combinational lines of each stage
+	Regs        string // declarations of the stage registers
+	Load        string // their loads, inside the pipeline's always block
+	FTerms, S4T []string
+}
+
+// RateMulStages builds RateMul for the configuration's constant.
+func (u *Unit) RateMulStages() RateMul {
+	var r RateMul
+	var hm []string
+	for k := 0; k < 18; k++ {
+		if u.P.RateCapMul>>k&1 == 1 {
+			hm = append(hm, shifted("f_hint", RateHintW, k, 34))
+		}
+	}
+	var f string
+	f, r.FTerms = CSA("hm", 34, hm, 8)
+	r.F = f
+	var regs, load strings.Builder
+	for i, t := range r.FTerms {
+		fmt.Fprintf(&regs, "  reg [33:0] s1_hm_%d;\n", i)
+		fmt.Fprintf(&load, "      s1_hm_%d <= %s;\n", i, t)
+	}
+	var pp []string
+	for i := 0; i < RTTCapW; i++ {
+		pp = append(pp, fmt.Sprintf("s3_t[%d] ? %s : 58'd0", i, shifted("s3_hm", 34, i, 58)))
+	}
+	s3, left := CSA("pp3", 58, pp, 5)
+	r.S3 = s3
+	var s4in []string
+	for i, t := range left {
+		fmt.Fprintf(&regs, "  reg [57:0] s4_pp_%d;\n", i)
+		fmt.Fprintf(&load, "      s4_pp_%d <= %s;\n", i, t)
+		s4in = append(s4in, fmt.Sprintf("s4_pp_%d", i))
+	}
+	s4, left4 := CSA("pp4", 58, s4in, 8)
+	r.S4 = s4
+	r.S4T = left4
+	for i, t := range left4 {
+		fmt.Fprintf(&regs, "  reg [57:0] s5_pp_%d;\n", i)
+		fmt.Fprintf(&load, "      s5_pp_%d <= %s;\n", i, t)
+	}
+	r.Regs, r.Load = regs.String(), load.String()
+	return r
+}
+
+// HMSum is the sum of the hint copies left after F's reduction (s1_hm_*), for S1.
+func (r RateMul) HMSum() string { return sumOf("s1_hm", len(r.FTerms)) }
+
+// PPSum is the sum of the partial products left after S4 (s5_pp_*), for S5.
+func (r RateMul) PPSum() string { return sumOf("s5_pp", len(r.S4T)) }
+
+func sumOf(prefix string, n int) string {
+	var parts []string
+	for i := 0; i < n; i++ {
+		parts = append(parts, fmt.Sprintf("%s_%d", prefix, i))
+	}
+	if len(parts) == 0 {
+		return "0"
+	}
+	return strings.Join(parts, " + ")
+}
+
+// RTTCapW is the width of the rate cap's RTT term (golden/window.RTTCapBits).
+const RTTCapW = goldenwindow.RTTCapBits
 
 // Shifts are the configuration's shift amounts (plain integer localparams).
 func (u *Unit) Shifts() []Const {
@@ -281,11 +445,13 @@ func (u *Unit) Shifts() []Const {
 const PubLagW = 3
 
 // Widths of the published state (golden/window, "Published state"). A path's window is
-// published in whole packets (cwnd >> 8): the class is all that reads it.
+// published in whole packets (cwnd >> 8): the class is all that reads it; its RTO with one bit
+// more, 2 x rto > rto_max, for a timeout's restart; a connection's window and rate cap as the
+// send gate reads them, min(cwnd, rate_cap) and rate_cap < cwnd.
 const (
-	PubPathW      = TimeW + goldenwindow.InflightBits // {rto, cwnd >> 8}
-	PubConnW      = 2 * ConnCwndW                     // {rate_cap, cwnd}
-	pubRingFixedW = 1 + PubPathW + PubConnW           // {has_path, path, ...} but the path id
+	PubPathW      = TimeW + 1 + goldenwindow.InflightBits               // {rto, over, cwnd >> 8}
+	PubConnW      = ConnCwndW + 1                                       // {min(cwnd, rate_cap), rate_cap < cwnd}
+	pubRingFixedW = 1 + TimeW + goldenwindow.InflightBits + 2*ConnCwndW // {has_path, path, rto, cwnd >> 8, rate_cap, cwnd} but the path id
 )
 
 // PubRingW is the width of one publication in the ring: has_path, the path id, the path's
@@ -340,84 +506,18 @@ func Pack(fs []Field, prefix, indent string) string {
 // ScanStarve is the package constant, for templates.
 func (u *Unit) ScanStarve() int { return ScanStarve }
 
-func (u *Unit) fields(which string) []Field {
-	if which == "conn" {
-		return u.ConnFields
-	}
-	return u.PathFields
-}
-
-// UnpackEntry is Unpack of the path ("path") or connection ("conn") entry, for templates.
+// UnpackEntry is Unpack of group which's entry, for templates.
 func (u *Unit) UnpackEntry(which, prefix, src string) string {
-	return Unpack(u.fields(which), prefix, src)
+	return Unpack(u.Group(which).Fields, prefix, src)
 }
 
-// PackEntry is Pack of the path ("path") or connection ("conn") entry, for templates.
+// PackEntry is Pack of group which's entry, for templates.
 func (u *Unit) PackEntry(which, prefix, indent string) string {
-	return Pack(u.fields(which), prefix, indent)
+	return Pack(u.Group(which).Fields, prefix, indent)
 }
 
-// ConnField returns the lowest ("Lo") or highest ("Hi") bit of a connection-entry field, for
-// templates (-1 for an unknown field, which the rendered Verilog then rejects).
-func (u *Unit) ConnField(name, end string) int {
-	for _, f := range u.ConnFields {
-		if f.Name == name {
-			if end == "Hi" {
-				return f.Hi()
-			}
-			return f.Lo
-		}
-	}
-	return -1
-}
-
-// SumTree renders the sum of terms (Verilog expressions of width bits) as an explicit binary
-// adder tree, one wire per node named name_lL_J, and returns the Verilog lines and the name of the
-// root. Synthesis maps each level to parallel carry chains, so the depth is log2(len(terms))
-// adders instead of the len(terms)-1 of an array multiplier's row-by-row sum.
-func SumTree(name string, width int, terms []string) (string, string) {
-	var b strings.Builder
-	level := make([]string, len(terms))
-	for i, t := range terms {
-		level[i] = fmt.Sprintf("%s_l0_%d", name, i)
-		fmt.Fprintf(&b, "  wire [%d:0] %s = %s;\n", width-1, level[i], t)
-	}
-	for l := 1; len(level) > 1; l++ {
-		var next []string
-		for j := 0; j < len(level); j += 2 {
-			n := fmt.Sprintf("%s_l%d_%d", name, l, j/2)
-			if j+1 < len(level) {
-				fmt.Fprintf(&b, "  wire [%d:0] %s = %s + %s;\n", width-1, n, level[j], level[j+1])
-			} else {
-				fmt.Fprintf(&b, "  wire [%d:0] %s = %s;\n", width-1, n, level[j])
-			}
-			next = append(next, n)
-		}
-		level = next
-	}
-	return b.String(), level[0]
-}
-
-// RateCapProduct renders hint_rtt = b_rate_hint * rtt_cap (16 x 24 bits) and
-// rate_prod = hint_rtt * RATE_CAP_MUL as two adder trees: 16 partial products, then one shifted
-// copy of hint_rtt per set bit of the constant.
-func (u *Unit) RateCapProduct() string {
-	var pp []string
-	for i := 0; i < RateHintW; i++ {
-		pp = append(pp, fmt.Sprintf("b_rate_hint[%d] ? %s : 40'd0", i, shifted("rtt_cap", 24, i, 40)))
-	}
-	t1, r1 := SumTree("hint_rtt", 40, pp)
-	var cm []string
-	for k := 0; k < 40; k++ {
-		if u.P.RateCapMul>>k&1 == 1 {
-			cm = append(cm, shifted("hint_rtt", 40, k, 58))
-		}
-	}
-	t2, r2 := SumTree("rate_mul", 58, cm)
-	return t1 + fmt.Sprintf("  wire [39:0] hint_rtt = %s;\n", r1) +
-		fmt.Sprintf("  // x RATE_CAP_MUL = %d = floor(2^28 / (5 x mtu)): one term per set bit.\n", u.P.RateCapMul) + t2 +
-		fmt.Sprintf("  wire [57:0] rate_prod = %s;\n", r2)
-}
+// GroupW is the width of group which's entry, for templates.
+func (u *Unit) GroupW(which string) int { return u.Group(which).Width }
 
 // shifted renders {zeros, x, zeros}: x (w bits) shifted left by k in a total of bits.
 func shifted(x string, w, k, total int) string {

@@ -71,13 +71,13 @@ func TestDescription(t *testing.T) {
 		name                      string
 		mut                       func(*config.Config)
 		cw, aw, depth, slots, psn int
-		entryW, connW             int
+		fastW                     int
 		padConns, padPaths        bool
 	}{
-		{"default", nil, 2, 3, 32, 8, 32, 265 + 32, 175 + 3, false, false},
-		{"one path", func(c *config.Config) { c.Connections, c.PathsPerConnection = 2, 1 }, 1, 1, 4, 2, 32, 297, 176, false, true},
-		{"3x3 narrow psn", func(c *config.Config) { c.Connections, c.PathsPerConnection, c.PSNWidth = 3, 3, 12 }, 2, 2, 16, 4, 12, 277, 177, true, true},
-		{"64 paths", func(c *config.Config) { c.Connections, c.PathsPerConnection = 2, 64 }, 1, 6, 128, 64, 32, 297, 181, false, false},
+		{"default", nil, 2, 3, 32, 8, 32, 111 + 32, false, false},
+		{"one path", func(c *config.Config) { c.Connections, c.PathsPerConnection = 2, 1 }, 1, 1, 4, 2, 32, 143, false, true},
+		{"3x3 narrow psn", func(c *config.Config) { c.Connections, c.PathsPerConnection, c.PSNWidth = 3, 3, 12 }, 2, 2, 16, 4, 12, 123, true, true},
+		{"64 paths", func(c *config.Config) { c.Connections, c.PathsPerConnection = 2, 64 }, 1, 6, 128, 64, 32, 143, false, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -87,17 +87,18 @@ func TestDescription(t *testing.T) {
 			}
 			u, err := window.New(c)
 			require.NoError(t, err)
-			got := []int{u.CW, u.AW, u.Depth, u.PathSlots, u.PW, u.PathEntryW, u.ConnEntryW}
-			require.Equal(t, []int{tc.cw, tc.aw, tc.depth, tc.slots, tc.psn, tc.entryW, tc.connW}, got)
+			got := []int{u.CW, u.AW, u.Depth, u.PathSlots, u.PW, u.GroupW("fast")}
+			require.Equal(t, []int{tc.cw, tc.aw, tc.depth, tc.slots, tc.psn, tc.fastW}, got)
 			require.Equal(t, tc.padConns, u.PadConns)
 			require.Equal(t, tc.padPaths, u.PadPaths)
-			// Fields tile the entry with no gap or overlap.
-			for _, fs := range [][]window.Field{u.PathFields, u.ConnFields} {
+			// Fields tile each group's entry with no gap or overlap.
+			for _, g := range u.Groups {
 				next := 0
-				for _, f := range fs {
-					require.Equal(t, next, f.Lo, f.Name)
+				for _, f := range g.Fields {
+					require.Equal(t, next, f.Lo, g.Name+"."+f.Name)
 					next = f.Hi() + 1
 				}
+				require.Equal(t, g.Width, next, g.Name)
 			}
 			srcs, err := u.Sources()
 			require.NoError(t, err)
@@ -133,12 +134,32 @@ func TestPackUnpack(t *testing.T) {
 	c := config.Default()
 	u, err := window.New(c)
 	require.NoError(t, err)
-	packed := u.PackEntry("path", "n", "    ")
-	for _, line := range strings.Split(packed, "\n") {
-		require.LessOrEqual(t, len(line)+4, 100, "packed entry line too long: %q", line)
+	for _, g := range u.Groups {
+		packed := u.PackEntry(g.Name, "n", "    ")
+		for _, line := range strings.Split(packed, "\n") {
+			require.LessOrEqual(t, len(line)+4, 100, "packed entry line too long: %q", line)
+		}
 	}
-	require.Equal(t, u.PathFields[len(u.PathFields)-1].Hi(), u.PathEntryW-1)
-	require.Equal(t, u.ConnFields[len(u.ConnFields)-1].Hi(), u.ConnEntryW-1)
-	require.Equal(t, u.ConnFields[len(u.ConnFields)-1].Lo, u.ConnField("rr", "Lo"))
-	require.Equal(t, -1, u.ConnField("nope", "Lo"))
+	require.Zero(t, u.GroupW("nope"), "an unknown group has no width (the Verilog then fails)")
+}
+
+// TestMDThreshold checks the constant the decrease's floor compares with against the rule
+// itself for every window below 2^16 and every shift.
+func TestMDThreshold(t *testing.T) {
+	for _, floor := range []uint64{256, 512, 1024 + 37} {
+		for shift := uint(1); shift <= 8; shift++ {
+			th := window.MDThresholdForTest(floor, shift)
+			for c := uint64(0); c < 1<<16; c++ {
+				require.Equal(t, c-c>>shift < floor, c < th, "floor %d shift %d cwnd %d", floor, shift, c)
+			}
+		}
+	}
+}
+
+// TestCSA checks the carry-save reduction's arithmetic by evaluating its Verilog on numbers.
+func TestCSA(t *testing.T) {
+	code, left := window.CSA("t", 16, []string{"a", "b", "c", "d", "e"}, 8)
+	require.Len(t, left, 2)
+	require.Contains(t, code, "wire [15:0] t_in0 = a;")
+	require.Contains(t, code, "wire [15:0] t_l0_s0 = t_in0 ^ t_in1 ^ t_in2;")
 }

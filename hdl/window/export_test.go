@@ -1,0 +1,4 @@
+package window
+
+// MDThresholdForTest exposes mdThreshold to the external tests.
+var MDThresholdForTest = mdThreshold
