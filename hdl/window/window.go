@@ -57,8 +57,9 @@ const (
 )
 
 // ScanStarve is the number of consecutive advancing cycles the timer scan may lose the
-// arbitration before it takes the slot: the scan gets at least one slot in ScanStarve+1, so every
-// entry is checked at least every (ScanStarve+1)·path_table_depth cycles under full load.
+// arbitration before it takes the slot: urgent, it blocks the ACK port and enters as soon as X is
+// empty (one cycle later at most), so it gets a slot in at most ScanStarve+2 and every entry is
+// checked at least every (ScanStarve+2)·path_table_depth cycles under full load.
 const ScanStarve = 15
 
 // Field is one field of a table entry, in packing order from bit 0.
