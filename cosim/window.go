@@ -198,7 +198,7 @@ func runWindow(ctx context.Context, lib *verilator.Library, u *hdlwindow.Unit, k
 		conn        int
 	}
 	var inF fOp
-	xConn := 0    // the connection of the check in X
+	xConn := 0    // the connection of X's operation (an ACK-port operation or a check)
 	clearIdx := 0 // the initialisation's next index
 	pinConn := 0  // s_send_conn as last driven
 	pathBits := u.P.PathBits

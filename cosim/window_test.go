@@ -102,10 +102,11 @@ func TestWindowSeeds(t *testing.T) {
 	}
 }
 
-// TestWindowInitiationIntervalAndLatency shows the II: in back-to-back every cycle carries an
-// operation on connection 0 (an ACK to path 0, a send, or a starved scan) but for a timer
-// check's X cycle and a send held behind an operation on its connection that is not a send, and
-// each output comes exactly its stream's latency after its input.
+// TestWindowInitiationIntervalAndLatency shows the II: in back-to-back every cycle brings an
+// operation on connection 0 (an ACK to path 0, a send, or a starved scan) into F but for the
+// cycles a send waits (behind X's operation or an operation on its connection that is not a
+// send) and a check waits for X, and each output comes exactly its stream's latency after its
+// input.
 func TestWindowInitiationIntervalAndLatency(t *testing.T) {
 	c := config.Default()
 	const n = 5_000

@@ -404,12 +404,9 @@ type Decision struct {
 	PSN     uint32
 }
 
-// Class is a path's spraying class: 0 ineligible, 1 suspect or marked, 2 less than half its
-// window free, 3 at least half free.
-func Class(e PathEntry) int { return ClassOf(e, e.Cwnd) }
-
-// ClassOf is Class with the window cwnd (fp) in place of the entry's own: the send decision
-// classes a path by its published window (package doc, "Published state").
+// ClassOf is a path's spraying class with the window cwnd (fp): 0 ineligible, 1 suspect or
+// marked, 2 less than half the window free, 3 at least half free. The send decision classes a
+// path by its published window, not its own (package doc, "Published state").
 func ClassOf(e PathEntry, cwnd uint32) int {
 	w := cwnd >> FracBits
 	switch {

@@ -37,13 +37,15 @@ func (u *Unit) PickModule() *hdl.Module {
 	}
 }
 
-// groupTable is the memory holding group name.
-func (u *Unit) groupTable(name, doc string) hdl.Table {
+// groupTable is the memory holding group name; its doc says what it holds and, from the group,
+// which stages read and write it.
+func (u *Unit) groupTable(name, what string) hdl.Table {
 	g := u.Group(name)
 	depth := u.Depth
 	if g.Conn {
 		depth = u.ConnDepth
 	}
+	doc := fmt.Sprintf("%s (read in %s, written in %s)", what, g.Read, g.Write)
 	return hdl.Table{Name: name + "_table", Depth: depth, Width: g.Width, Doc: doc}
 }
 
@@ -133,13 +135,13 @@ func (u *Unit) UnitModule() *hdl.Module {
 		Clock: "clk", Reset: u.Reset.Port,
 		Ports: ports,
 		Tables: []hdl.Table{
-			u.groupTable("fast", "the path's decision state (ops read it in A, write it in F)"),
-			u.groupTable("rtt", "the RTT estimator's SRTT (read in F, written in S1)"),
-			u.groupTable("aimd", "RTTVAR and the path's ECN AIMD (read in F, written in S2)"),
-			u.groupTable("rto", "the path's RTO (read in S3, written in S4)"),
-			u.groupTable("cbase", "the connection's base RTT (read in F, written in S1)"),
-			u.groupTable("caimd", "the connection's ECN AIMD (read in F, written in S2)"),
-			u.groupTable("ccap", "the connection's rate cap (read in S5, written in S6)"),
+			u.groupTable("fast", "the path's decision state"),
+			u.groupTable("rtt", "the RTT estimator's SRTT"),
+			u.groupTable("aimd", "RTTVAR and the path's ECN AIMD"),
+			u.groupTable("rto", "the path's RTO"),
+			u.groupTable("cbase", "the connection's base RTT"),
+			u.groupTable("caimd", "the connection's ECN AIMD"),
+			u.groupTable("ccap", "the connection's rate cap"),
 			{Name: "rr_table", Depth: u.ConnDepth, Width: u.AW, Kind: hdl.RegFile,
 				Doc: "each connection's round-robin pointer, read in the cycle a send is accepted"},
 			{Name: "pub_path", Depth: u.Depth, Width: PubPathW,

@@ -23,6 +23,7 @@ package window
 import (
 	"embed"
 	"fmt"
+	"math/bits"
 	"strings"
 
 	"github.com/mrgen/mrgen/config"
@@ -140,9 +141,9 @@ const (
 // ({conn, path}) or every connection.
 type Group struct {
 	Name   string
-	Conn   bool // indexed by connection, else by {conn, path}
-	Read   string
-	Write  string // the stage that reads it (its address) and the stage that writes it
+	Conn   bool   // indexed by connection, else by {conn, path}
+	Read   string // the stage that addresses its read
+	Write  string // the stage that writes it
 	Fields []Field
 	Width  int
 }
@@ -185,6 +186,9 @@ func New(c config.Config) (*Unit, error) {
 			"round-robin pointer and path classes in registers and supports at most %d connections",
 			c.Connections, MaxConns)
 	}
+	if 1<<PubLagW != goldenwindow.PubLag {
+		return nil, fmt.Errorf("window: golden/window.PubLag %d: the publication ring needs a power of two", goldenwindow.PubLag)
+	}
 	p := goldenwindow.ParamsFrom(c)
 	u := &Unit{Cfg: c, P: p, CW: p.ConnBits, AW: p.PathBits, IdxW: p.IndexBits, PW: p.PSNBits,
 		Depth: p.TableDepth, ConnDepth: 1 << p.ConnBits, PathSlots: 1 << p.PathBits}
@@ -205,7 +209,7 @@ func New(c config.Config) (*Unit, error) {
 			{Name: "floored", Width: 1, Doc: "a timer event set cwnd to min; no ACK or NAK since"},
 			{Name: "w_cls", Width: goldenwindow.InflightBits, Doc: "the window (packets) its class was last computed with"},
 		}),
-		newGroup("rtt", false, "F", "S1", []Field{
+		newGroup("rtt", false, "X", "S1", []Field{
 			{Name: "srtt", Width: TimeW, Doc: "smoothed RTT, ns"},
 			{Name: "rtt_valid", Width: 1, Doc: "srtt holds a sample"},
 		}),
@@ -221,7 +225,7 @@ func New(c config.Config) (*Unit, error) {
 			{Name: "rto", Width: TimeW, Doc: "current timeout, ns"},
 		}),
 
-		newGroup("cbase", true, "F", "S1", []Field{
+		newGroup("cbase", true, "X", "S1", []Field{
 			{Name: "min_rtt", Width: TimeW, Doc: "base RTT: the smallest valid sample of any path, ns"},
 			{Name: "min_valid", Width: 1, Doc: "min_rtt holds a sample"},
 		}),
@@ -442,8 +446,9 @@ func (u *Unit) Shifts() []Const {
 	}
 }
 
-// PubLagW is log2(golden/window.PubLag): the width of a connection's publication-ring slot.
-const PubLagW = 3
+// PubLagW is log2(golden/window.PubLag): the width of a connection's publication-ring slot
+// (New refuses a lag that is not a power of two).
+var PubLagW = bits.Len(uint(goldenwindow.PubLag - 1))
 
 // Widths of the published state (golden/window, "Published state"). A path's window is
 // published in whole packets (cwnd >> 8): the class is all that reads it; its RTO with one bit

@@ -114,6 +114,7 @@ func TestDescription(t *testing.T) {
 
 func TestPubLagWidth(t *testing.T) {
 	require.Equal(t, goldenwindow.PubLag, 1<<window.PubLagW, "the ring slot width is log2 of golden's lag")
+	require.Equal(t, 3, window.PubLagW)
 }
 
 func TestNewRejects(t *testing.T) {
@@ -156,10 +157,20 @@ func TestMDThreshold(t *testing.T) {
 	}
 }
 
-// TestCSA checks the carry-save reduction's arithmetic by evaluating its Verilog on numbers.
+// TestCSA checks the carry-save reduction's shape: how many terms each level count leaves (the
+// rate cap's stages rely on 24 partial products leaving 4 after five levels) and the first
+// compressor's wiring. Its arithmetic is checked by the window cosim's rate caps.
 func TestCSA(t *testing.T) {
 	code, left := window.CSA("t", 16, []string{"a", "b", "c", "d", "e"}, 8)
 	require.Len(t, left, 2)
 	require.Contains(t, code, "wire [15:0] t_in0 = a;")
 	require.Contains(t, code, "wire [15:0] t_l0_s0 = t_in0 ^ t_in1 ^ t_in2;")
+	pp := make([]string, 24)
+	for i := range pp {
+		pp[i] = fmt.Sprintf("p%d", i)
+	}
+	for levels, want := range map[int]int{0: 24, 1: 16, 5: 4, 7: 2, 8: 2} {
+		_, left := window.CSA("pp", 58, pp, levels)
+		require.Len(t, left, want, "%d levels", levels)
+	}
 }
