@@ -49,6 +49,24 @@ func (u *Unit) groupTable(name, what string) hdl.Table {
 	return hdl.Table{Name: name + "_table", Depth: depth, Width: g.Width, Doc: doc}
 }
 
+// PSNMacro reports whether the PSN table is a macro: a RAM read in stage A like the other
+// tables. Below the macro threshold it is a register file read in F (a RAM of flip-flops would
+// put its read multiplexer behind A's spraying pick).
+func (u *Unit) PSNMacro() bool {
+	t := u.groupTable("psn", "")
+	return t.Macro()
+}
+
+// psnTable is the PSN table, a RAM or a register file (PSNMacro).
+func (u *Unit) psnTable() hdl.Table {
+	t := u.groupTable("psn", "the path's next PSN")
+	if !u.PSNMacro() {
+		t.Kind = hdl.RegFile
+		t.Doc = "the path's next PSN (read in F, written in W)"
+	}
+	return t
+}
+
 // UnitModule is the window unit.
 func (u *Unit) UnitModule() *hdl.Module {
 	ports := append(u.Reset.Ports(),
@@ -136,6 +154,7 @@ func (u *Unit) UnitModule() *hdl.Module {
 		Ports: ports,
 		Tables: []hdl.Table{
 			u.groupTable("fast", "the path's decision state"),
+			u.psnTable(),
 			u.groupTable("rtt", "the RTT estimator's SRTT"),
 			u.groupTable("aimd", "RTTVAR and the path's ECN AIMD"),
 			u.groupTable("rto", "the path's RTO"),

@@ -205,9 +205,11 @@ func New(c config.Config) (*Unit, error) {
 			{Name: "marked", Width: 1, Doc: "the last ACK carried an ECN echo"},
 			{Name: "timeouts", Width: goldenwindow.TimeoutBits, Doc: "consecutive counted timeouts"},
 			{Name: "lfsr", Width: 16, Doc: "entropy LFSR state (entropy = 0xC000 | lfsr[13:0])"},
-			{Name: "next_psn", Width: p.PSNBits, Doc: "PSN of the next new packet"},
 			{Name: "floored", Width: 1, Doc: "a timer event set cwnd to min; no ACK or NAK since"},
 			{Name: "w_cls", Width: goldenwindow.InflightBits, Doc: "the window (packets) its class was last computed with"},
+		}),
+		newGroup("psn", false, "A", "W", []Field{
+			{Name: "next_psn", Width: p.PSNBits, Doc: "PSN of the next new packet"},
 		}),
 		newGroup("rtt", false, "X", "S1", []Field{
 			{Name: "srtt", Width: TimeW, Doc: "smoothed RTT, ns"},
@@ -515,6 +517,17 @@ func (u *Unit) ScanStarve() int { return ScanStarve }
 // UnpackEntry is Unpack of group which's entry, for templates.
 func (u *Unit) UnpackEntry(which, prefix, src string) string {
 	return Unpack(u.Group(which).Fields, prefix, src)
+}
+
+// FieldOf renders the part-select of group which's field name in the entry src, for templates
+// that need one field of an entry without unpacking the rest.
+func (u *Unit) FieldOf(which, name, src string) (string, error) {
+	for _, f := range u.Group(which).Fields {
+		if f.Name == name {
+			return fmt.Sprintf("%s[%d:%d]", src, f.Lo+f.Width-1, f.Lo), nil
+		}
+	}
+	return "", fmt.Errorf("window: group %q has no field %q", which, name)
 }
 
 // PackEntry is Pack of group which's entry, for templates.
