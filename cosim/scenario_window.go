@@ -23,6 +23,11 @@ type windowKnobs struct {
 	// product's 2^24 ns clamp.
 	LongBase float64
 	Dead     float64 // fraction of paths that never answer (timeouts, suspect, failed, probes)
+	// DeadConn is the fraction of connections (the first ones, at least one) whose paths are dead
+	// or alive together, dead at the start (the peer or its link down): nothing is heard on the
+	// connection, so a silent path's timeouts count to suspect and failed instead of failing it
+	// at the first (golden/window, "Timers").
+	DeadConn float64
 	// DeadPeriod is the mean time, ns, a path stays dead or alive before it flips (0: never).
 	DeadPeriod uint32
 	SetPSN     float64 // an ACK-port operation is a set-PSN near the PSN wrap instead
@@ -41,7 +46,8 @@ type windowKnobs struct {
 var windowScenarios = map[string]windowKnobs{
 	"random": {AckRate: 0.45, SendRate: 0.6, OutReady: 0.85, ECN: 0.3, Congested: 0.3, BigECN: 0.002,
 		RateHint: 0.05, BigCounts: 0.002, Bogus: 0.005, LongRTT: 0.002, Dead: 0.2, DeadPeriod: 5_000_000,
-		SetPSN: 0.002, Heard: 0.03, DtMax: 400, Jump: 0.0002, NearWrap: true, RTTMax: 60_000, ResetEvery: 100_000},
+		SetPSN: 0.002, Heard: 0.03, DtMax: 400, Jump: 0.0002, NearWrap: true, RTTMax: 60_000, ResetEvery: 100_000,
+		DeadConn: 0.25},
 	// II=1: every operation on one connection (half the ACKs to the path just sent on), offered
 	// every cycle, outputs always ready; rate hints, so that a rate cap is written back to back.
 	"back-to-back": {AckRate: 0.5, SendRate: 1, OutReady: 1, ECN: 0.1, Congested: 1, Heard: 0.1, DtMax: 200,
@@ -52,7 +58,7 @@ var windowScenarios = map[string]windowKnobs{
 	// Path failure: dead paths time out, turn suspect, fail, re-draw entropy, are probed, revive;
 	// NAKs keep live paths alive and reactivate suspect ones.
 	"failure": {AckRate: 0.4, SendRate: 0.7, OutReady: 1, ECN: 0.2, Congested: 0.3, Dead: 0.5, Heard: 0.15,
-		DeadPeriod: 6_000_000, DtMax: 2_000, Jump: 0.001, RTTMax: 40_000},
+		DeadPeriod: 6_000_000, DtMax: 2_000, Jump: 0.001, RTTMax: 40_000, DeadConn: 0.25},
 	// Rate hints: the rate cap limits the connection window (and lifts with hint 0).
 	"rate-cap": {AckRate: 0.5, SendRate: 0.8, OutReady: 1, RateHint: 0.5, LongRTT: 0.02, LongBase: 0.5,
 		DtMax: 300, RTTMax: 60_000},
@@ -66,7 +72,7 @@ var windowScenarios = map[string]windowKnobs{
 	"backpressure": {AckRate: 0.5, SendRate: 0.6, OutReady: 0.4, ECN: 0.2, Congested: 0.3, Dead: 0.2,
 		DeadPeriod: 5_000_000, DtMax: 400, RTTMax: 40_000},
 	"reset": {AckRate: 0.45, SendRate: 0.6, OutReady: 0.9, ECN: 0.2, Congested: 0.3, Dead: 0.2,
-		DtMax: 1_000, NearWrap: true, RTTMax: 40_000, ResetEvery: 3_000},
+		DtMax: 1_000, NearWrap: true, RTTMax: 40_000, ResetEvery: 3_000, DeadConn: 0.25},
 }
 
 // WindowScenarios lists the scenario names, sorted.

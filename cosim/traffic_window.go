@@ -53,14 +53,20 @@ type windowTraffic struct {
 	until  []uint32 // when the path's dead or alive spell ends (DeadPeriod)
 	hot    []bool   // congested: ECN applies
 	active []int    // configured table indices
-	last   int      // table index of the last packet sent
+	// together marks the connections whose paths are dead or alive together (DeadConn): path 0
+	// flips them all.
+	together []bool
+	last     int // table index of the last packet sent
 }
 
 func newWindowTraffic(p window.Params, k windowKnobs, seed uint64, start uint32) *windowTraffic {
 	t := &windowTraffic{k: k, p: p, tb: window.New(p), rng: rand.New(rand.NewPCG(seed, 0x3f1d)),
 		psns: psn.MustSpace(p.PSNBits), rtt: make([]uint32, p.TableDepth), dead: make([]bool, p.TableDepth),
 		hot: make([]bool, p.TableDepth), until: make([]uint32, p.TableDepth)}
+	t.together = make([]bool, p.Conns)
 	for c := 0; c < p.Conns; c++ {
+		// The first DeadConn of the connections (at least one), dead at the start.
+		t.together[c] = k.DeadConn > 0 && c < max(1, int(k.DeadConn*float64(p.Conns)+0.5))
 		long, base := t.chance(k.LongBase), uint32(0)
 		if long {
 			base = 8_000_000 + uint32(t.rng.IntN(8_000_000))
@@ -75,6 +81,10 @@ func newWindowTraffic(p window.Params, k windowKnobs, seed uint64, start uint32)
 			t.dead[i] = t.chance(k.Dead)
 			t.hot[i] = t.chance(k.Congested)
 			t.until[i] = start + t.spell()
+			if t.together[c] {
+				first, _ := p.Index(c, 0)
+				t.dead[i], t.until[i] = true, t.until[first]
+			}
 		}
 	}
 	return t
@@ -108,9 +118,17 @@ func (t *windowTraffic) spell() uint32 {
 func (t *windowTraffic) nextAck(now uint32) (winAckOp, bool) {
 	if t.k.DeadPeriod > 0 {
 		for _, i := range t.active {
-			if int32(now-t.until[i]) >= 0 {
-				t.dead[i] = !t.dead[i]
-				t.until[i] = now + t.spell()
+			c, q := t.split(i)
+			if int32(now-t.until[i]) < 0 || (t.together[c] && q > 0) {
+				continue
+			}
+			t.dead[i] = !t.dead[i]
+			t.until[i] = now + t.spell()
+			if t.together[c] {
+				for r := 1; r < t.p.Paths; r++ {
+					j, _ := t.p.Index(c, r)
+					t.dead[j], t.until[j] = t.dead[i], t.until[i]
+				}
 			}
 		}
 	}

@@ -441,6 +441,10 @@ func runWindow(ctx context.Context, lib *verilator.Library, u *hdlwindow.Unit, k
 			if x.Event != window.EventNone {
 				tmrExp.push(expected[winTmrOut]{cycle: cyc, input: winScan{now: t}, out: winTmrOut{Conn: conn, Path: path, X: x}})
 				res.Counts["timer_"+x.Event.String()]++
+				if x.Event == window.EventFailed && x.Timeouts < tr.tb.Params().FailedTimeouts {
+					// Failed at a timeout while the connection's other paths were heard.
+					res.Counts["timer_failed_siblings_heard"]++
+				}
 			}
 			if urgent {
 				res.Counts["urgent_scans"]++

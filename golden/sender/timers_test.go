@@ -83,8 +83,9 @@ func TestTimeoutsToFailureAndProbe(t *testing.T) {
 		{KindNew, 0, 1, 0, 2, 0},
 		{KindNew, 1, 1, 0, 3, wire.FlagLast | wire.FlagAckReq},
 	}, briefs(sent)))
-	r.now = 1000
-	r.ack(0, 1, 2, nil, 5, 0) // path 1 delivers; path 0 is silent
+	// Path 1 delivers, heard at the instant path 0's timer started, so that path 0's silence is
+	// not yet evidence against it (TestSilentPathFailsWhileSiblingsHeard): it counts timeouts.
+	r.ack(0, 1, 2, nil, 5, 0)
 	wp := r.s.Params().Window
 	steps := []struct {
 		at    uint64
@@ -127,6 +128,31 @@ func TestTimeoutsToFailureAndProbe(t *testing.T) {
 	rearm, ok := r.s.Rearm()
 	require.True(t, ok, "a path not Active keeps the scan running")
 	require.Equal(t, uint64(r.s.p.ScanTicks), rearm, "ScanTicks after the last run (the rig never armed it)")
+}
+
+// TestSilentPathFailsWhileSiblingsHeard: a path that times out after its connection heard
+// another path since its timer started is failing, not congested: it fails at that first
+// timeout, its packets move to the other path and its share of the window is released.
+func TestSilentPathFailsWhileSiblingsHeard(t *testing.T) {
+	r := newRig(t, 2, nil)
+	r.ack(0, 0, 0, nil, 5, 0)
+	r.post(0, 0, wire.OpWrite, 4*testMTU, 1)
+	require.Len(t, r.drain(), 4)
+	r.now = 1000
+	r.ack(0, 1, 2, nil, 5, 0) // path 1 delivers after path 0's timer started; path 0 is silent
+	require.Equal(t, uint32(2), r.s.Window().Conn(0).Inflight, "path 0's two packets")
+	r.now = uint64(r.s.Params().Window.RTOInitial)
+	r.s.Scan(r.now)
+	require.Equal(t, window.Failed, r.s.Window().Path(0, 0).State)
+	require.Equal(t, uint8(1), r.s.Window().Path(0, 0).Timeouts, "one timeout, not failed_timeouts")
+	require.Zero(t, r.s.Window().Conn(0).Inflight, "path 0's packets left the connection window")
+	require.Empty(t, cmp.Diff([]brief{
+		{KindMoved, 1, 2, 0, 0, wire.FlagFirst},
+		{KindMoved, 1, 3, 0, 2, 0},
+	}, briefs(r.drain())))
+	got := r.s.Counters
+	got.DataSent, got.MovedSent, got.Acks = 0, 0, 0
+	require.Empty(t, cmp.Diff(Counters{Timeouts: 1, PathsFailed: 1, Moved: 2}, got))
 }
 
 // TestFailedPathRecordsMove: a record queued for retransmission on a path that fails before it

@@ -33,6 +33,7 @@ type PathEntry struct {
 	RTTValid     bool
 	RTO          uint32 // ns
 	Deadline     uint32 // ns mod 2^32
+	ArmedAt      uint32 // ns mod 2^32: when the timer was last started (Deadline's base)
 	Armed        bool
 	Marked       bool
 	Marks        uint32
@@ -61,6 +62,8 @@ type ConnEntry struct {
 	RateCap      uint32 // fp
 	MinRTT       uint32 // ns, the smallest RTT sample of any of its paths (valid with MinValid)
 	MinValid     bool
+	LastHeard    uint32 // ns mod 2^32: the last ACK or NAK heard on any of its live paths
+	HeardValid   bool
 	RR           uint32
 }
 
@@ -315,6 +318,7 @@ func (t *Table) ackUpdate(conn, i int, a Ack, now uint32) AckResult {
 	}
 	// 6. Liveness.
 	r.Reactivated = e.heard(now, t.pubPath[i].RTO)
+	c.LastHeard, c.HeardValid = now, true
 	return r
 }
 
@@ -328,6 +332,7 @@ func (t *Table) Heard(conn, path int, now uint32) AckResult {
 		return AckResult{Ignored: true}
 	}
 	r := AckResult{Reactivated: e.heard(now, t.pubPath[i].RTO)}
+	t.conns[conn].LastHeard, t.conns[conn].HeardValid = now, true
 	t.refreshClass(i)
 	return r
 }
@@ -342,11 +347,22 @@ func (e *PathEntry) heard(now, rto uint32) bool {
 		e.State = Active
 	}
 	if e.Inflight > 0 {
-		e.Deadline, e.Armed = now+rto, true
+		e.arm(now, rto)
 	} else {
 		e.Armed = false
 	}
 	return reactivated
+}
+
+// arm starts the timer at now with timeout tmo.
+func (e *PathEntry) arm(now, tmo uint32) {
+	e.Deadline, e.ArmedAt, e.Armed = now+tmo, now, true
+}
+
+// heardSince reports whether heard is strictly after armed, mod 2^32 (less than 2^31 after).
+func heardSince(heard, armed uint32) bool {
+	d := heard - armed
+	return d != 0 && !nanos.Negative(d)
 }
 
 // additive is one additive-increase step: one increase of step per window's worth of acked
@@ -456,7 +472,7 @@ func (t *Table) SendDecision(conn int, now uint32) Decision {
 	e.Inflight++
 	c.Inflight++
 	if !e.Armed {
-		e.Deadline, e.Armed = now+t.pubPath[i].RTO, true
+		e.arm(now, t.pubPath[i].RTO)
 	}
 	t.sentClass(i)
 	c.RR = uint32(pick + 1)
@@ -520,27 +536,31 @@ func (t *Table) expire(conn, i int, now uint32) Expiry {
 	}
 	var x Expiry
 	e.Floored = true
+	c := &t.conns[conn]
 	if e.State == Failed {
 		e.State, e.Cwnd, e.Timeouts, e.RTO, e.Armed = Suspect, p.MinCwnd, p.FailedTimeouts-1, p.RTOInitial, false
 		x.Event = EventProbe
 	} else {
 		x.Outstanding = e.Inflight
 		e.Cwnd, e.Accum = p.MinCwnd, 0
+		// Failing, not congested: the connection heard an ACK or a NAK on another path since
+		// this path's timer started, and no ECN mark excuses the silence.
+		failing := !e.Marked && c.HeardValid && heardSince(c.LastHeard, e.ArmedAt)
 		if e.Marked {
 			e.Marked = false
 		} else if e.Timeouts < timeoutsMax {
 			e.Timeouts++
 		}
 		e.RTO = min(e.RTO<<1, p.RTOMax)
-		e.Deadline = now + min(t.pubPath[i].RTO<<1, p.RTOMax)
+		e.arm(now, min(t.pubPath[i].RTO<<1, p.RTOMax))
 		switch {
-		case e.Timeouts >= p.FailedTimeouts:
+		case e.Timeouts >= p.FailedTimeouts || failing:
 			x.Event, x.Outstanding, x.Moved = EventFailed, 0, e.Inflight
-			t.conns[conn].Inflight -= e.Inflight
+			c.Inflight -= e.Inflight
 			e.LFSR = LFSRNext(e.LFSR)
 			*e = PathEntry{
 				State: Failed, Cwnd: p.MinCwnd, RTO: p.RTOInitial,
-				Deadline: now + p.ProbeInterval, Armed: true,
+				Deadline: now + p.ProbeInterval, ArmedAt: now, Armed: true,
 				RateHint: e.RateHint, Timeouts: e.Timeouts,
 				LFSR: e.LFSR, Entropy: EntropyOf(e.LFSR), NextPSN: e.NextPSN, Floored: true,
 			}

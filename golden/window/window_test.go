@@ -510,9 +510,11 @@ func TestHeardIsLivenessOnly(t *testing.T) {
 	r := tb.Heard(0, 0, now)
 	require.Equal(t, AckResult{Reactivated: true}, r)
 	want := before
-	want.State, want.Timeouts, want.Deadline, want.Floored = Active, 0, now+before.RTO, false
+	want.State, want.Timeouts, want.Deadline, want.ArmedAt, want.Floored = Active, 0, now+before.RTO, now, false
 	require.Empty(t, cmp.Diff(want, tb.Path(0, 0)), "only the liveness fields change")
-	require.Empty(t, cmp.Diff(beforeConn, tb.Conn(0)), "the connection entry is untouched")
+	wantConn := beforeConn
+	wantConn.LastHeard, wantConn.HeardValid = now, true
+	require.Empty(t, cmp.Diff(wantConn, tb.Conn(0)), "the connection entry: only when it last heard")
 	require.Equal(t, AckResult{}, tb.Heard(0, 0, now+1), "already Active: nothing to report")
 
 	tb.AckUpdate(0, 0, Ack{CumAdvance: 1, TimestampEcho: now}, now+10)
@@ -526,4 +528,49 @@ func TestHeardIsLivenessOnly(t *testing.T) {
 	failed := tb.Path(0, 0)
 	require.Equal(t, AckResult{Ignored: true}, tb.Heard(0, 0, failed.Deadline-1))
 	require.Empty(t, cmp.Diff(failed, tb.Path(0, 0)))
+}
+
+// TestTimeoutWhileSiblingsHeard: a path whose timer expires after its connection heard an ACK
+// or a NAK on another path since the timer started fails at that timeout (its packets move, its
+// share of the connection's window is released); a heard at the instant the timer started is
+// not after it, an ECN mark excuses the silence, and with no sibling heard the timeouts count.
+func TestTimeoutWhileSiblingsHeard(t *testing.T) {
+	twoPaths := func(c *config.Config) { c.PathsPerConnection = 2 }
+	cases := []struct {
+		name   string
+		heard  func(tb *Table) // what path 1 does after path 0 sent at time 0
+		marked bool            // path 0's last ACK carried an ECN echo
+		want   Event
+	}{
+		{"ACK on a sibling after the timer started", func(tb *Table) {
+			tb.AckUpdate(0, 1, Ack{CumAdvance: 1, TimestampEcho: 0}, 5_000)
+		}, false, EventFailed},
+		{"NAK on a sibling after the timer started", func(tb *Table) { tb.Heard(0, 1, 5_000) }, false, EventFailed},
+		{"sibling heard at the instant the timer started", func(tb *Table) { tb.Heard(0, 1, 0) }, false, EventTimeout},
+		{"nothing heard", func(*Table) {}, false, EventTimeout},
+		{"marked: congestion, not failure", func(tb *Table) { tb.Heard(0, 1, 5_000) }, true, EventTimeout},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tb := New(testParams(t, twoPaths))
+			if tc.marked {
+				// Path 0's ACK with an echo restarts its timer at 0 and marks it.
+				tb.SendDecision(0, 0)
+				tb.AckUpdate(0, 0, Ack{ECNEcho: 1, TimestampEcho: 0}, 0)
+			}
+			sendN(t, tb, 2, 0) // PSN on path 0, then path 1
+			require.Equal(t, uint32(1), tb.Path(0, 0).Inflight)
+			require.Equal(t, tc.marked, tb.Path(0, 0).Marked)
+			tc.heard(tb)
+			before := tb.Conn(0).Inflight
+			x := tb.Expire(0, 0, tb.Path(0, 0).Deadline)
+			require.Equal(t, tc.want, x.Event)
+			if tc.want == EventFailed {
+				require.Equal(t, uint32(1), x.Moved)
+				require.Equal(t, uint8(1), x.Timeouts)
+				require.Equal(t, Failed, tb.Path(0, 0).State)
+				require.Equal(t, before-1, tb.Conn(0).Inflight, "the path's packet left the connection window")
+			}
+		})
+	}
 }
