@@ -359,10 +359,10 @@ func (e *PathEntry) arm(now, tmo uint32) {
 	e.Deadline, e.ArmedAt, e.Armed = now+tmo, now, true
 }
 
-// heardSince reports whether heard is strictly after armed, mod 2^32 (less than 2^31 after).
+// heardSince reports whether heard is strictly after armed, mod 2^32: armed − heard negative
+// (the RTL's one subtract and its sign bit).
 func heardSince(heard, armed uint32) bool {
-	d := heard - armed
-	return d != 0 && !nanos.Negative(d)
+	return nanos.Negative(armed - heard)
 }
 
 // additive is one additive-increase step: one increase of step per window's worth of acked

@@ -94,8 +94,8 @@
 //     of line rate with exactly one BDP, 89% with 1.25 and 93% with 1.5; the price is at most
 //     half a BDP of queue at a bottleneck shared by hinted senders.
 //  6. Liveness. Timeouts = 0, Floored = 0; a Suspect path becomes Active. The timer restarts
-//     (Deadline = now + the published RTO, below) if the path still has packets in flight, else
-//     it is disarmed.
+//     (Deadline = now + the published RTO, below; ArmedAt = now) if the path still has packets
+//     in flight, else it is disarmed. The connection's LastHeard = now (HeardValid set).
 //
 // # NAK
 //
@@ -155,16 +155,22 @@
 //   - Active or Suspect path (it has packets in flight): a timeout. Outstanding = Inflight is
 //     reported (the transport resends the oldest unacknowledged packet on the path; the packets
 //     stay counted in flight). Cwnd = min, Accum = 0, RTO = min(2·RTO, rto_max), Deadline =
-//     now + min(2·published RTO, rto_max). If Marked, the timeout is put down to congestion:
-//     Marked is cleared and the
-//     timeout is not counted. Otherwise Timeouts += 1 (saturating). Then, when
-//     Timeouts ≥ failed_timeouts the path fails (below); when Timeouts ≥ suspect_timeouts an
-//     Active path becomes Suspect (event EventSuspect); else the event is EventTimeout.
+//     now + min(2·published RTO, rto_max), ArmedAt = now. If Marked, the timeout is put down to
+//     congestion: Marked is cleared and the timeout is not counted. Otherwise Timeouts += 1
+//     (saturating). Then the path fails (below) when Timeouts ≥ failed_timeouts, or at once
+//     when it is failing rather than congested: it was not Marked and the connection heard an
+//     ACK or a NAK on a path after this path's timer started (HeardValid and ArmedAt − LastHeard
+//     negative mod 2^32, so strictly after). Its own answers restart its timer, so that answer
+//     came from a sibling: the receiver is reachable and only this route is silent. Otherwise,
+//     when Timeouts ≥ suspect_timeouts an Active path becomes Suspect (event EventSuspect);
+//     else the event is EventTimeout.
 //   - Failure (EventFailed): Moved = Inflight is reported for the transport to resend on
 //     healthy paths; the path's and the connection's Inflight drop by it; State = Failed; the
 //     entropy is re-drawn (one LFSR step, below); the RTT estimator and the ECN state are reset
 //     (a new route), RTO = rto_initial, Cwnd = min; and the timer is armed for the probe at
-//     now + probe_interval.
+//     now + probe_interval. A path that fails at its first timeout so releases its share of the
+//     connection's window and has its packets resent on the other paths one RTO after the route
+//     died (rather than after failed_timeouts backed-off RTOs).
 //   - Failed path (EventProbe): State = Suspect with Cwnd = min, Timeouts = failed_timeouts − 1,
 //     RTO = rto_initial, timer disarmed. The next packet sprayed to it is the probe: an ACK
 //     makes it Active; one more timeout fails it again and draws another entropy.
