@@ -367,8 +367,9 @@ func CSA(name string, width int, terms []string, levels int) (string, []string) 
 
 // RateMul is the rate cap's product, hint x RATE_CAP_MUL x T, as a pipeline (docs/window.md,
 // "Pipeline"): in F the copies of the hint, one per set bit of the constant, reduce to two
-// (f_hm_*); in S1 they add (s2_hm); in S3 the 24 partial products of T reduce by up to five
-// levels (s4_pp_*); in S4 to two (s5_pp_*); S5 adds them (s6_prod). It returns the wires of
+// (f_hm_*); in S1 they add (s2_hm); in S3 T's radix-4 Booth partial products (15 terms for
+// 24 bits, boothTerms) reduce by up to four levels (s4_pp_*); in S4 to two (s5_pp_*); S5 adds
+// them (s6_prod). It returns the wires of
 // each stage and the registers between them, to be placed by the template.
 type RateMul struct {
 	F, S3, S4   string // combinational lines of each stage
@@ -394,12 +395,9 @@ func (u *Unit) RateMulStages() RateMul {
 		fmt.Fprintf(&regs, "  reg [33:0] s1_hm_%d;\n", i)
 		fmt.Fprintf(&load, "      s1_hm_%d <= %s;\n", i, t)
 	}
-	var pp []string
-	for i := 0; i < RTTCapW; i++ {
-		pp = append(pp, fmt.Sprintf("s3_t[%d] ? %s : 58'd0", i, shifted("s3_hm", 34, i, 58)))
-	}
-	s3, left := CSA("pp3", 58, pp, 5)
-	r.S3 = s3
+	booth, pp := boothTerms("s3_hm", "s3_t", RTTCapW)
+	s3, left := CSA("pp3", 58, pp, 4)
+	r.S3 = booth + s3
 	var s4in []string
 	for i, t := range left {
 		fmt.Fprintf(&regs, "  reg [57:0] s4_pp_%d;\n", i)
@@ -415,6 +413,74 @@ func (u *Unit) RateMulStages() RateMul {
 	}
 	r.Regs, r.Load = regs.String(), load.String()
 	return r
+}
+
+// BoothDigits is the number of radix-4 Booth digits of an unsigned multiplier of w bits: its
+// digits run over w + 1 bits (a zero sign bit above it), two bits a digit.
+func BoothDigits(w int) int { return w/2 + 1 }
+
+// BoothConst is the constant term of the Booth partial products of a w-bit unsigned multiplier
+// and a 34-bit multiplicand in 58 bits: each digit's 36-bit two's-complement partial product,
+// shifted by 2j, is written as the unsigned value with its sign bit inverted less 2^(35+2j);
+// this is the sum of those corrections, mod 2^58.
+func BoothConst(w int) uint64 {
+	var k uint64
+	for j := 0; j < BoothDigits(w); j++ {
+		if 35+2*j < 58 {
+			k -= 1 << (35 + 2*j)
+		}
+	}
+	return k & (1<<58 - 1)
+}
+
+// boothTerms renders the radix-4 Booth recoding of the product m (34 bits) x t (w bits,
+// unsigned) in 58 bits: per digit j (bits t[2j+1], t[2j], t[2j-1]; t[-1] = 0) a selection of 0,
+// m or 2m, complemented when the digit is negative, its sign bit inverted and shifted by 2j;
+// one term of the digits' negation bits (the +1 of each complement); and BoothConst. Their sum
+// mod 2^58 is m x t. It returns the Verilog lines and the terms: w/2 + 3 instead of w.
+func boothTerms(m, t string, w int) (string, []string) {
+	var b strings.Builder
+	bit := func(k int) string {
+		if k < 0 || k >= w {
+			return "1'b0"
+		}
+		return fmt.Sprintf("%s[%d]", t, k)
+	}
+	var terms []string
+	negs := make([]string, 58)
+	for i := range negs {
+		negs[i] = "1'b0"
+	}
+	for j := 0; j < BoothDigits(w); j++ {
+		hi, mid, lo := bit(2*j+1), bit(2*j), bit(2*j-1)
+		n := fmt.Sprintf("bo%d", j)
+		fmt.Fprintf(&b, "  wire %s_one = %s ^ %s;\n", n, mid, lo)
+		fmt.Fprintf(&b, "  wire %s_two = (%s & ~%s & ~%s) | (~%s & %s & %s);\n", n, hi, mid, lo, hi, mid, lo)
+		fmt.Fprintf(&b, "  wire %s_neg = %s;\n", n, hi)
+		fmt.Fprintf(&b, "  wire [35:0] %s_v = {1'b0, (%s_one ? {1'b0, %s} : %s_two ? {%s, 1'b0} : 35'd0)}\n", n, n, m, n, m)
+		fmt.Fprintf(&b, "      ^ {36{%s_neg}};\n", n)
+		v := fmt.Sprintf("{~%s_v[35], %s_v[34:0]}", n, n)
+		switch sh := 2 * j; {
+		case 36+sh <= 58:
+			terms = append(terms, shifted(v, 36, sh, 58))
+		default: // the top bits, the inverted sign bit among them, fall beyond 2^58
+			fmt.Fprintf(&b, "  wire unused_%s = ^%s_v[35:%d];\n", n, n, 58-sh)
+			terms = append(terms, fmt.Sprintf("{%s_v[%d:0], %d'd0}", n, 57-sh, sh))
+		}
+		negs[57-2*j] = n + "_neg"
+	}
+	var nl strings.Builder
+	for i := 0; i < len(negs); i += 8 {
+		sep := ","
+		if i+8 >= len(negs) {
+			sep = "};"
+		}
+		fmt.Fprintf(&nl, "\n      %s%s", strings.Join(negs[i:min(i+8, len(negs))], ", "), sep)
+	}
+	fmt.Fprintf(&b, "  wire [57:0] bo_negs = {%s\n", nl.String())
+	terms = append(terms, "bo_negs")
+	terms = append(terms, fmt.Sprintf("58'd%d", BoothConst(w)))
+	return b.String(), terms
 }
 
 // HMSum is the sum of the hint copies left after F's reduction (s1_hm_*), for S1.

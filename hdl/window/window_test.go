@@ -2,6 +2,7 @@ package window_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -160,6 +161,46 @@ func TestMDThreshold(t *testing.T) {
 // TestCSA checks the carry-save reduction's shape: how many terms each level count leaves (the
 // rate cap's stages rely on 24 partial products leaving 4 after five levels) and the first
 // compressor's wiring. Its arithmetic is checked by the window cosim's rate caps.
+// TestBoothRecoding checks the arithmetic boothTerms renders, on numbers: per digit the
+// selection of 0, m or 2m, complemented when negative, its 36-bit sign bit inverted and shifted,
+// plus the negation bits and BoothConst, sum to m x t mod 2^58 (the RTL's form is checked bit
+// for bit against golden by the window cosim's rate-cap scenario).
+func TestBoothRecoding(t *testing.T) {
+	const w, mask58, mask36 = window.RTTCapW, uint64(1)<<58 - 1, uint64(1)<<36 - 1
+	rng := rand.New(rand.NewPCG(1, 2))
+	cases := [][2]uint64{{0, 0}, {1<<34 - 1, 1<<w - 1}, {1, 1<<w - 1}, {1<<34 - 1, 0xAAAAAA}, {12345, 0x555555}}
+	for range 20000 {
+		cases = append(cases, [2]uint64{rng.Uint64() >> 30, rng.Uint64() >> 40})
+	}
+	for _, c := range cases {
+		m, tt := c[0], c[1]
+		bit := func(k int) uint64 {
+			if k < 0 || k >= w {
+				return 0
+			}
+			return tt >> k & 1
+		}
+		sum := window.BoothConst(w)
+		for j := 0; j < window.BoothDigits(w); j++ {
+			hi, mid, lo := bit(2*j+1), bit(2*j), bit(2*j-1)
+			var sel uint64
+			switch {
+			case mid^lo == 1:
+				sel = m
+			case hi != mid && mid == lo:
+				sel = m << 1
+			}
+			v := sel
+			if hi == 1 {
+				v = ^sel & mask36
+				sum += 1 << (2 * j)
+			}
+			sum += (v ^ 1<<35) << (2 * j)
+		}
+		require.Equal(t, m*tt&mask58, sum&mask58, "m %#x t %#x", m, tt)
+	}
+}
+
 func TestCSA(t *testing.T) {
 	code, left := window.CSA("t", 16, []string{"a", "b", "c", "d", "e"}, 8)
 	require.Len(t, left, 2)
