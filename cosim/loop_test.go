@@ -89,9 +89,13 @@ func TestLoopFaultsCombine(t *testing.T) {
 		{"two ports: chaos with a plane failing and marks", "matrix/nic-w256-2ports.yaml", "chaos",
 			LoopFaults{Mark: f(0.1), FailPlane: &plane, FailAt: &at, HostReady: f(0.8)}, config.Sender{}},
 		// Two-entry FIFOs in the engine and in golden's host 0: a retransmission finds the
-		// retransmit FIFO full, is dropped and counted, and loss recovery sends it later.
-		{"default with 2-entry FIFOs: rnr with 10% loss", "default.yaml", "rnr",
-			LoopFaults{Loss: f(0.1), Mark: f(0.05), Duplicate: f(0.01)},
+		// retransmit FIFO full, is dropped and counted, and loss recovery sends it later. (12%
+		// loss: at 10% a path whose tail is lost while its siblings answer fails and moves its
+		// packets instead, and the retransmit FIFO no longer fills in this run; at 20% the
+		// 2-entry moved FIFO overflows, and a moved packet it drops is lost to its message, as
+		// golden/sender documents.)
+		{"default with 2-entry FIFOs: rnr with 12% loss", "default.yaml", "rnr",
+			LoopFaults{Loss: f(0.12), Mark: f(0.05), Duplicate: f(0.01)},
 			config.Sender{RetxDepth: 2, MovedDepth: 2, RNRRetryDepth: 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -115,9 +119,9 @@ func TestLoopFaultsCombine(t *testing.T) {
 				require.Positive(t, res.Counts["engine_cnt_retx_overflows"])
 			}
 			if tc.faults.FailPlane != nil {
-				// The failed plane's paths time out and turn suspect; host 0's engine moves the
-				// packets it had sent on them.
-				require.Positive(t, res.Counts["peers_paths_suspect"])
+				// The failed plane's paths time out while the other plane's are heard, so they
+				// fail at once; host 0's engine moves the packets it had sent on them.
+				require.Positive(t, res.Counts["peers_paths_failed"])
 				require.Positive(t, res.Counts["data_packets_moved"])
 			}
 		})

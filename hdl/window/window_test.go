@@ -75,10 +75,10 @@ func TestDescription(t *testing.T) {
 		fastW                     int
 		padConns, padPaths        bool
 	}{
-		{"default", nil, 2, 3, 32, 8, 32, 111 + 32, false, false},
-		{"one path", func(c *config.Config) { c.Connections, c.PathsPerConnection = 2, 1 }, 1, 1, 4, 2, 32, 143, false, true},
-		{"3x3 narrow psn", func(c *config.Config) { c.Connections, c.PathsPerConnection, c.PSNWidth = 3, 3, 12 }, 2, 2, 16, 4, 12, 123, true, true},
-		{"64 paths", func(c *config.Config) { c.Connections, c.PathsPerConnection = 2, 64 }, 1, 6, 128, 64, 32, 143, false, false},
+		{"default", nil, 2, 3, 32, 8, 32, 111, false, false},
+		{"one path", func(c *config.Config) { c.Connections, c.PathsPerConnection = 2, 1 }, 1, 1, 4, 2, 32, 111, false, true},
+		{"3x3 narrow psn", func(c *config.Config) { c.Connections, c.PathsPerConnection, c.PSNWidth = 3, 3, 12 }, 2, 2, 16, 4, 12, 111, true, true},
+		{"64 paths", func(c *config.Config) { c.Connections, c.PathsPerConnection = 2, 64 }, 1, 6, 128, 64, 32, 111, false, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -88,8 +88,8 @@ func TestDescription(t *testing.T) {
 			}
 			u, err := window.New(c)
 			require.NoError(t, err)
-			got := []int{u.CW, u.AW, u.Depth, u.PathSlots, u.PW, u.GroupW("fast")}
-			require.Equal(t, []int{tc.cw, tc.aw, tc.depth, tc.slots, tc.psn, tc.fastW}, got)
+			got := []int{u.CW, u.AW, u.Depth, u.PathSlots, u.PW, u.GroupW("fast"), u.GroupW("psn")}
+			require.Equal(t, []int{tc.cw, tc.aw, tc.depth, tc.slots, tc.psn, tc.fastW, tc.psn}, got)
 			require.Equal(t, tc.padConns, u.PadConns)
 			require.Equal(t, tc.padPaths, u.PadPaths)
 			// Fields tile each group's entry with no gap or overlap.
