@@ -317,8 +317,7 @@ func (t *Table) ackUpdate(conn, i int, a Ack, now uint32) AckResult {
 		c.RateCap = p.rateCap(a.RateHint, c.CapRTT())
 	}
 	// 6. Liveness.
-	r.Reactivated = e.heard(now, t.pubPath[i].RTO)
-	c.LastHeard, c.HeardValid = now, true
+	r.Reactivated = t.heard(conn, i, now)
 	return r
 }
 
@@ -331,10 +330,16 @@ func (t *Table) Heard(conn, path int, now uint32) AckResult {
 	if e.State == Failed {
 		return AckResult{Ignored: true}
 	}
-	r := AckResult{Reactivated: e.heard(now, t.pubPath[i].RTO)}
-	t.conns[conn].LastHeard, t.conns[conn].HeardValid = now, true
+	r := AckResult{Reactivated: t.heard(conn, i, now)}
 	t.refreshClass(i)
 	return r
+}
+
+// heard is the liveness step of an ACK or a NAK on path-table index i of conn: the path's
+// (PathEntry.heard, with the published RTO) and the connection's LastHeard.
+func (t *Table) heard(conn, i int, now uint32) bool {
+	t.conns[conn].LastHeard, t.conns[conn].HeardValid = now, true
+	return t.paths[i].heard(now, t.pubPath[i].RTO)
 }
 
 // heard is the liveness step of an ACK or a NAK: Timeouts clear, a Suspect path becomes Active

@@ -369,8 +369,8 @@ func CSA(name string, width int, terms []string, levels int) (string, []string) 
 // "Pipeline"): in F the copies of the hint, one per set bit of the constant, reduce to two
 // (f_hm_*); in S1 they add (s2_hm); in S3 T's radix-4 Booth partial products (15 terms for
 // 24 bits, boothTerms) reduce by up to four levels (s4_pp_*); in S4 to two (s5_pp_*); S5 adds
-// them (s6_prod). It returns the wires of
-// each stage and the registers between them, to be placed by the template.
+// them (s6_prod). It holds the wires of each stage and the registers between them, to be placed
+// by the template.
 type RateMul struct {
 	F, S3, S4   string // combinational lines of each stage
 	Regs        string // declarations of the stage registers
