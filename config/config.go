@@ -135,16 +135,16 @@ type Timing struct {
 func (t Timing) ASICPeriodNS() float64 { return 1000.0 / float64(t.ASICClockMHz) }
 
 // Sender sizes the send engine's three request FIFOs, in entries; 0 keeps golden/sender's
-// default, which never overflows. A full FIFO drops the request and counts it, and loss
-// recovery takes the packet again (docs/sender.md), so smaller depths trade memory for
-// recovery time, never correctness.
+// default, a rule of the configuration (docs/sender.md, "Memory sizing"). A full FIFO drops
+// the request and counts it: a retransmission or an RNR retry is taken again by loss recovery,
+// a moved packet is lost to the sender (its message does not complete).
 type Sender struct {
-	// RetxDepth is the retransmit FIFO's depth; 0 means every packet record of the NIC.
+	// RetxDepth is the retransmit FIFO's depth; 0 means two paths' packet records (2·R).
 	RetxDepth int `yaml:"retx_depth" json:"retx_depth"`
-	// MovedDepth is each connection's moved FIFO's depth; 0 means four times a connection's
-	// packet records.
+	// MovedDepth is each connection's moved FIFO's depth; 0 means a connection's packet
+	// records (paths_per_connection·R).
 	MovedDepth int `yaml:"moved_depth" json:"moved_depth"`
-	// RNRRetryDepth is the RNR retry FIFO's depth; 0 means every packet record of the NIC.
+	// RNRRetryDepth is the RNR retry FIFO's depth; 0 means one path's packet records (R).
 	RNRRetryDepth int `yaml:"rnr_retry_depth" json:"rnr_retry_depth"`
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mrgen/mrgen/config"
 	"github.com/mrgen/mrgen/golden/fabric"
+	"github.com/mrgen/mrgen/golden/sender"
 	"github.com/mrgen/mrgen/golden/traffic"
 	"github.com/mrgen/mrgen/golden/transport"
 	"github.com/mrgen/mrgen/golden/wire"
@@ -49,9 +50,12 @@ type Figures struct {
 	Timeline            []Sample          `json:"timeline,omitempty"`
 	FabricDrops         map[string]uint64 `json:"fabric_drops"`
 	Counters            map[string]uint64 `json:"counters"`
-	Events              uint64            `json:"events"`
-	SimMicroseconds     float64           `json:"sim_us"`
-	WallSeconds         float64           `json:"wall_seconds"`
+	// Occupancy is, for MetaRoCE, the most each of the send engine's bounded tables held on
+	// any host (golden/sender Occupancy): the evidence behind the default memory sizes.
+	Occupancy       map[string]uint64 `json:"occupancy,omitempty"`
+	Events          uint64            `json:"events"`
+	SimMicroseconds float64           `json:"sim_us"`
+	WallSeconds     float64           `json:"wall_seconds"`
 }
 
 // Sample is one bin of a throughput time series.
@@ -237,6 +241,14 @@ func run(proto string, s runSpec) (Figures, error) {
 	for _, h := range hosts {
 		for k, v := range h.Counters() {
 			fig.Counters[k] += v
+		}
+		if o, ok := h.(interface{ Occupancy() sender.Occupancy }); ok {
+			if fig.Occupancy == nil {
+				fig.Occupancy = map[string]uint64{}
+			}
+			for k, v := range o.Occupancy().Named() {
+				fig.Occupancy[k] = max(fig.Occupancy[k], v)
+			}
 		}
 	}
 	fig.Events = sm.Events()

@@ -133,3 +133,47 @@ func TestInputErrors(t *testing.T) {
 		require.Error(t, err, name)
 	}
 }
+
+// TestOccupancy: the peaks each bounded table reached, as the memory sizing rules read them;
+// they never go down when the tables drain.
+func TestOccupancy(t *testing.T) {
+	tests := []struct {
+		name  string
+		paths int
+		run   func(r *rig)
+		want  Occupancy
+	}{
+		{"nothing sent", 1, func(r *rig) {}, Occupancy{}},
+		{"eight packets on one path, then acknowledged", 1, func(r *rig) {
+			r.hello(0)
+			r.post(0, 0, wire.OpWrite, 8*testMTU, 1)
+			r.drain()
+			r.now = 1000
+			r.ack(0, 0, 8, nil, 50, 0)
+		}, Occupancy{RecordsPerPath: 8, RingAge: 1}},
+		{"three losses in one ACK", 1, func(r *rig) {
+			r.hello(0)
+			r.post(0, 0, wire.OpWrite, 8*testMTU, 1)
+			r.now = 100 // after the echo below: no loss by send time
+			r.drain()
+			r.now = 1000
+			r.ack(0, 0, 2, []int{2, 4}, 50, 0) // 2, 3, 5 lost
+			r.drain()
+		}, Occupancy{RecordsPerPath: 8, RetxFIFO: 3, RingAge: 1}},
+		// Each path's oldest packet is queued again, and the four are copied to the moved FIFO.
+		{"a timeout copies two paths' packets", 2, func(r *rig) {
+			r.ack(0, 0, 0, nil, 5, 0)
+			r.post(0, 0, wire.OpWrite, 4*testMTU, 1)
+			r.drain()
+			r.now = uint64(r.s.Params().Window.RTOInitial)
+			r.s.Scan(r.now)
+		}, Occupancy{RecordsPerPath: 2, RetxFIFO: 2, MovedFIFO: 4, RingAge: 1}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, tc.paths, nil)
+			tc.run(r)
+			require.Empty(t, cmp.Diff(tc.want, r.s.Occupancy()))
+		})
+	}
+}

@@ -18,7 +18,7 @@
 // With C connections, P paths, S streams, D = posted_receives_per_stream, W = sack_width and
 // M = max_cwnd (packets):
 //
-//   - Work-request rings, one per (connection, stream), WorkDepth entries (default 32·D,
+//   - Work-request rings, one per (connection, stream), WorkDepth entries (default 8·D,
 //     greater than D): {work request (opcode, length, local address, remote VA and rkey, id),
 //     MSN (the slot's tag), packets n, next packet to cut, packets acknowledged, an
 //     acknowledged bitmap of MaxPackets bits, done}. Pointers head ≤ start ≤ tail (MSNs):
@@ -37,13 +37,14 @@
 //     never share a slot (insert panics if they would: an internal invariant). A Ref {conn,
 //     path, slot, generation} names a record; the generation counts the slot's allocations,
 //     so a Ref to a record acknowledged, moved or forgotten since is stale and ignored.
-//   - The retransmit FIFO (RetxDepth Refs; default every record of the NIC, C·P·R), a moved
-//     FIFO per connection (MovedDepth entries {message, packet index}; default 4·P·R) and the
-//     RNR retry FIFO (RetryDepth entries {due, Ref}; default
-//     C·P·R). A full FIFO drops the request and counts it (RetxOverflows: the record is not
-//     marked queued and a later loss signal or the RTO queues it again; RetryOverflows: the
-//     record is not marked waiting, so loss recovery resends it without the delay;
-//     MovedOverflows: the packet is lost to the sender and its message does not complete).
+//   - The retransmit FIFO (RetxDepth Refs; default 2·R), a moved FIFO per connection
+//     (MovedDepth entries {message, packet index}; default P·R) and the RNR retry FIFO
+//     (RetryDepth entries {due, Ref}; default R): WithDefaultDepths gives each rule, and
+//     Occupancy reports the most each table has held. A full FIFO drops the request and
+//     counts it (RetxOverflows: the record is not marked queued and a later loss signal or
+//     the RTO queues it again; RetryOverflows: the record is not marked waiting, so loss
+//     recovery resends it without the delay; MovedOverflows: the packet is lost to the
+//     sender and its message does not complete).
 //     None overflows in golden/transport's experiments (the counters stay 0); cosim's sender
 //     scenario `overflow` shrinks the FIFOs to reach these paths.
 //   - Per connection: the stream round-robin pointer, per path needInit and probed, inWork,

@@ -6,6 +6,7 @@ type fifo[T any] struct {
 	items    []T
 	head     int
 	capacity int
+	peak     int // the most entries it has held (Occupancy)
 }
 
 func newFIFO[T any](capacity int) fifo[T] { return fifo[T]{capacity: capacity} }
@@ -22,6 +23,7 @@ func (f *fifo[T]) Push(x T) bool {
 		f.items, f.head = f.items[:0], 0
 	}
 	f.items = append(f.items, x)
+	f.peak = max(f.peak, f.Len())
 	return true
 }
 

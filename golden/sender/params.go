@@ -47,9 +47,14 @@ const (
 	// DefaultTailProbeMinNS is the shortest silence that triggers a tail-loss probe.
 	DefaultTailProbeMinNS = 10_000
 	// WorkDepthPerReceive is the default work-request ring depth per posted receive: a ring
-	// slot (and its local buffer) is reused WorkDepthPerReceive×Depth messages later, long
-	// after any copy of its packets can still be resent (package doc, "Stale references").
-	WorkDepthPerReceive = 32
+	// slot (and its local buffer) is reused WorkDepthPerReceive×Depth messages later, after
+	// any copy of its packets can still be resent (package doc, "Stale references"; the most
+	// any experiment or closed loop needed is 14 messages, docs/sender.md "Memory sizing").
+	WorkDepthPerReceive = 8
+	// RetxDepthPerPath is the default retransmit FIFO depth in a path's records: one ACK
+	// queues at most its path's live records (fewer than RecordDepth), and a second ACK's
+	// losses find room before the engine has resent the first's.
+	RetxDepthPerPath = 2
 )
 
 // ErrQueueFull is PostWork's answer when the (connection, stream) work-request ring is full:
@@ -84,22 +89,29 @@ func (p Params) WithQueueDepths(s config.Sender) Params {
 	return p
 }
 
-// WithDefaultDepths fills the queue depths left zero: WorkDepth = WorkDepthPerReceive×Depth,
-// RetxDepth = every packet record of the NIC, MovedDepth = four times a connection's records,
-// RetryDepth = every packet record of the NIC.
+// WithDefaultDepths fills the queue depths left zero, each from the tables it serves rather
+// than the worst case of every record of the NIC at once (docs/sender.md, "Memory sizing"):
+//   - WorkDepth = WorkDepthPerReceive×Depth;
+//   - RetxDepth = RetxDepthPerPath×RecordDepth (overflow is recovered: a later loss signal or
+//     the RTO queues the packet again);
+//   - MovedDepth = a connection's records, Paths×RecordDepth: a timeout copies, and a failure
+//     or probe moves, each live record of a path once, and every path of the connection may
+//     fail together;
+//   - RetryDepth = RecordDepth: one path's records refused at once (overflow is recovered: the
+//     packet is resent by loss recovery, without the RNR delay).
 func (p Params) WithDefaultDepths() Params {
-	recs := p.paths() * p.RecordDepth()
+	r := p.RecordDepth()
 	if p.WorkDepth == 0 {
 		p.WorkDepth = WorkDepthPerReceive * p.depth()
 	}
 	if p.RetxDepth == 0 {
-		p.RetxDepth = p.conns() * recs
+		p.RetxDepth = RetxDepthPerPath * r
 	}
 	if p.MovedDepth == 0 {
-		p.MovedDepth = 4 * recs
+		p.MovedDepth = p.paths() * r
 	}
 	if p.RetryDepth == 0 {
-		p.RetryDepth = p.conns() * recs
+		p.RetryDepth = r
 	}
 	return p
 }

@@ -38,6 +38,7 @@ type pathRecords struct {
 	spare    []record   // an emptied page kept for the next one needed (no records valid in it)
 	page     int        // slots per page
 	live     int        // valid records
+	peak     int        // the most valid records it has held (Occupancy)
 }
 
 // recordPage is the number of slots per storage page (at most RecordDepth).
@@ -89,6 +90,7 @@ func (t *pathRecords) insert(p uint32) *record {
 	case !r.valid:
 		t.live++
 		t.pageLive[pg]++
+		t.peak = max(t.peak, t.live)
 	}
 	t.gens[i]++
 	*r = record{valid: true, gen: t.gens[i], psn: p}

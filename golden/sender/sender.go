@@ -34,6 +34,7 @@ type conn struct {
 	nextSend uint64 // pacing: no new or moved packet before this time (ticks)
 	sending  bool   // has ever sent (the scan watches it)
 	heard    bool   // an ACK has come back: the first-RTT gate is open
+	agePeak  uint32 // the most posts since a message a packet or an ACK still referred to (Occupancy)
 }
 
 // Sender is one NIC's send side.

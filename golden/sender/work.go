@@ -136,7 +136,9 @@ func (s *Sender) nextNew(cn *conn) (msgRef, uint32) {
 
 // message is the ring entry of ref, or nil when the slot has been reposted since.
 func (cn *conn) message(ref msgRef) *workEntry {
-	e := cn.streams[ref.stream].entry(ref.msn)
+	st := &cn.streams[ref.stream]
+	cn.agePeak = max(cn.agePeak, st.tail-ref.msn)
+	e := st.entry(ref.msn)
 	if e.msn != ref.msn {
 		return nil
 	}

@@ -116,6 +116,9 @@ func (nic *NIC) ActiveSenders() int { return nic.ack.Active() }
 // Window is the NIC's window table (read it, do not change it).
 func (nic *NIC) Window() *window.Table { return nic.snd.Window() }
 
+// Occupancy is the most each of the send side's bounded tables has held.
+func (nic *NIC) Occupancy() sender.Occupancy { return nic.snd.Occupancy() }
+
 // Counters returns the NIC's protocol counters.
 func (nic *NIC) Counters() map[string]uint64 {
 	out := nic.snd.Counters.Named()
