@@ -134,6 +134,11 @@ type Timing struct {
 // ASICPeriodNS is the SDC clock period in ns.
 func (t Timing) ASICPeriodNS() float64 { return 1000.0 / float64(t.ASICClockMHz) }
 
+// DefaultRecordsPerPath is the default R: six times the most live records any path held in
+// the protocol experiments and closed loops (21; docs/sender.md, "Memory sizing"), and 512 KiB
+// in flight on one path at a 4 KiB MTU.
+const DefaultRecordsPerPath = 128
+
 // Sender sizes the send engine's three request FIFOs, in entries; 0 keeps golden/sender's
 // default, a rule of the configuration (docs/sender.md, "Memory sizing"). A full FIFO drops
 // the request and counts it: a retransmission or an RNR retry is taken again by loss recovery,
@@ -146,6 +151,11 @@ type Sender struct {
 	MovedDepth int `yaml:"moved_depth" json:"moved_depth"`
 	// RNRRetryDepth is the RNR retry FIFO's depth; 0 means one path's packet records (R).
 	RNRRetryDepth int `yaml:"rnr_retry_depth" json:"rnr_retry_depth"`
+	// RecordsPerPath is R, the packet records of each (connection, path), a power of two: a
+	// connection whose path holds R live records sends no new packet until an ACK or a timer
+	// event frees one. 0 means the smallest power of two ≥ sack_width + max_cwnd, which no
+	// path can fill.
+	RecordsPerPath int `yaml:"records_per_path" json:"records_per_path"`
 }
 
 // Window holds the sender's congestion-window, RTT-estimation, retransmit-timer and
@@ -223,6 +233,7 @@ func Default() Config {
 		AckPolicy:               AckPolicy{Mode: AckEveryN, EveryN: 4, DelayNS: 2000, GatherNS: 2000, MaxGatherNS: 25_000},
 		RateHint:                RateHint{Enabled: true, LinkGbps: 100, WindowNS: 100_000, ScanNS: 5000, Announce: true},
 		Pipeline:                Pipeline{TreeRegisterEvery: 0},
+		Sender:                  Sender{RecordsPerPath: DefaultRecordsPerPath},
 		Window: Window{
 			InitCwnd:        16,
 			MinCwnd:         1,

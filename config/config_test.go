@@ -174,6 +174,9 @@ func TestSenderDepths(t *testing.T) {
 		{"moved negative", "sender:\n  moved_depth: -4\n", "sender.moved_depth", "-4"},
 		{"retry too deep", "sender:\n  rnr_retry_depth: 1048577\n", "sender.rnr_retry_depth", "1048577"},
 		{"unknown sender field", "sender:\n  retx_dpeth: 8\n", "sender.retx_dpeth", "8"},
+		{"records not a power of two", "sender:\n  records_per_path: 96\n", "sender.records_per_path", "96"},
+		{"records one", "sender:\n  records_per_path: 1\n", "sender.records_per_path", "1"},
+		{"records beyond the PSN space", "psn_width: 8\nsack_width: 64\nsender:\n  records_per_path: 512\n", "sender.records_per_path", "512"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { requireFieldError(t, tc.yaml, tc.field, tc.value) })
 	}
@@ -182,8 +185,10 @@ func TestSenderDepths(t *testing.T) {
 
 	c, err := Parse([]byte("sender:\n  retx_depth: 2\n  moved_depth: 1048576\n  rnr_retry_depth: 100\n"))
 	require.NoError(t, err)
-	require.Equal(t, Sender{RetxDepth: 2, MovedDepth: 1 << 20, RNRRetryDepth: 100}, c.Sender)
-	require.Equal(t, Sender{}, Default().Sender, "the default keeps golden/sender's depths")
+	require.Equal(t, Sender{RetxDepth: 2, MovedDepth: 1 << 20, RNRRetryDepth: 100, RecordsPerPath: DefaultRecordsPerPath}, c.Sender)
+	require.Equal(t, Sender{RecordsPerPath: DefaultRecordsPerPath}, Default().Sender, "the default keeps golden/sender's depths")
+	_, err = Parse([]byte("sender:\n  records_per_path: 96\n"))
+	require.ErrorContains(t, err, "0 or a power of two 2..65536")
 	require.NotEqual(t, Default().Hash(), c.Hash())
 }
 

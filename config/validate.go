@@ -97,6 +97,7 @@ func (c Config) Validate() error {
 		func() error { return depth("sender.retx_depth", c.Sender.RetxDepth) },
 		func() error { return depth("sender.moved_depth", c.Sender.MovedDepth) },
 		func() error { return depth("sender.rnr_retry_depth", c.Sender.RNRRetryDepth) },
+		func() error { return recordsPerPath(c) },
 		func() error { return inRange("window.init_cwnd", c.Window.InitCwnd, 1, 1024) },
 		func() error { return inRange("window.min_cwnd", c.Window.MinCwnd, 1, 1024) },
 		func() error { return inRange("window.max_cwnd", c.Window.MaxCwnd, 0, 1024) },
@@ -250,6 +251,16 @@ func clog2(n int) int {
 }
 
 func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
+
+// recordsPerPath checks sender.records_per_path: 0, or a power of two from 2 to the PSN space
+// (at most 2^16).
+func recordsPerPath(c Config) error {
+	v, hi := c.Sender.RecordsPerPath, 1<<min(c.PSNWidth, 16)
+	if v != 0 && (v < 2 || v > hi || v&(v-1) != 0) {
+		return &FieldError{"sender.records_per_path", fmt.Sprint(v), fmt.Sprintf("0 or a power of two 2..%d", hi)}
+	}
+	return nil
+}
 
 // depth checks a FIFO depth: 0 (the default) or 2..2^20 entries.
 func depth(field string, v int) error {

@@ -29,7 +29,7 @@ var senderCoverage = map[string][]string{
 	"random":  {"queue_full", "completions", "retransmissions"},
 	"rnr":     {"naks", "messages_failed", "cmd_retry", "rnr_retries", "completions"},
 	"overflow": {"retx_overflows", "moved_overflows", "retry_overflows", "rnr_retries", "retransmissions",
-		"moved_sent", "completions"},
+		"moved_sent", "completions", "blocked_records"},
 	"failure": {"tail_probes", "timeouts", "paths_suspect", "paths_failed", "paths_probed", "rto_retransmissions",
 		"rto_copies", "moved", "moved_sent", "cmd_scan", "completions"},
 }
@@ -116,6 +116,10 @@ func TestSenderCatchesTemplateFaults(t *testing.T) {
 		{"a completion overwrites one not yet taken", "failure",
 			"        if (!dn_valid || m_done_ready) begin\n          dn_valid_n = 1'b1;",
 			"        if (1'b1) begin\n          dn_valid_n = 1'b1;", "Done", false},
+		{"a full record table does not block its connection", "overflow",
+			"end else if (|sh_full[", "end else if (1'b0 && |sh_full[", "", false},
+		{"a record table stays full once it was", "overflow",
+			"sh_full[pp_wa] <= pp_wd[P_LIVE + SLOT_WIDTH];", "sh_full[pp_wa] <= sh_full[pp_wa] | pp_wd[P_LIVE + SLOT_WIDTH];", "", false},
 		{"ring full one entry early", "random",
 			"end else if (sm_posted == WORK_DEPTH) begin", "end else if (sm_posted + 33'd1 == WORK_DEPTH) begin", "Status", false},
 	}

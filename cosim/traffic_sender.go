@@ -57,11 +57,12 @@ var senderScenarios = map[string]senderKnobs{
 	// to the others), are probed and come back (PathInit).
 	"failure": {MaxPkts: 4, Post: 1, Next: 3, Left: 3, DtMax: 1500, Loss: 0.01, AckAll: 0.5, PendingMax: 8,
 		Dead: 0.3, DeadEvery: 3_000_000, Nak: 0.005, RNR: 1, RNRMax: 5, OutReady: 0.2},
-	// Tiny retransmit, moved and RNR retry FIFOs (4, 2 and 2 entries) under loss, RNR NAKs and
-	// dead paths: every overflow path (a dropped request, counted; loss recovery takes it again).
+	// Tiny retransmit, moved and RNR retry FIFOs (2, 2 and 4 entries) and record tables (8 per
+	// path) under loss, RNR NAKs and dead paths: every overflow path (a dropped request,
+	// counted; loss recovery takes it again) and connections blocked by a full record table.
 	"overflow": {MaxPkts: 4, Post: 1, Next: 1, Left: 3, DtMax: 400, Loss: 0.15, AckLoss: 0.05, AckAll: 0.5, PendingMax: 3,
 		Nak: 0.2, RNR: 0.9, RNRMax: 150, NakDup: 0.1, Dead: 0.2, DeadEvery: 3_000_000, OutReady: 0.5,
-		Sender: config.Sender{RetxDepth: 2, MovedDepth: 2, RNRRetryDepth: 4}},
+		Sender: config.Sender{RetxDepth: 2, MovedDepth: 2, RNRRetryDepth: 4, RecordsPerPath: 8}},
 	// Receiver-not-ready NAKs: RNR retries resending the PSN on its path, duplicated NAKs, fatal
 	// NAKs failing messages.
 	"rnr": {MaxPkts: 4, Post: 1, Next: 3, Left: 3, DtMax: 400, Loss: 0.01, AckAll: 0.5, PendingMax: 8, Nak: 0.08, RNR: 0.85, RNRMax: 150,

@@ -2,6 +2,7 @@ package sender
 
 import (
 	"errors"
+	"github.com/mrgen/mrgen/golden/window"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -176,4 +177,28 @@ func TestOccupancy(t *testing.T) {
 			require.Empty(t, cmp.Diff(tc.want, r.s.Occupancy()))
 		})
 	}
+}
+
+// TestRecordTableFull: a path holding RecordsPerPath live records blocks its connection (no new
+// packet, whichever path the window would pick) until an ACK frees one; the SACKed records
+// above a hole keep the table full, as they keep the path's span.
+func TestRecordTableFull(t *testing.T) {
+	r := newRig(t, 1, func(p *Params) { p.RecordsPerPath = 4 })
+	require.Equal(t, 4, r.s.Params().RecordDepth())
+	r.hello(0)
+	r.post(0, 0, wire.OpWrite, 8*testMTU, 1)
+	r.now = 100
+	require.Empty(t, cmp.Diff([]uint32{0, 1, 2, 3}, psnsOf(r.drain())))
+	require.Equal(t, uint64(1), r.s.Counters.BlockedRecords)
+	require.Equal(t, uint64(0), r.s.Counters.Blocked[window.ReasonConnWindow], "the window had room")
+
+	r.now = 1000
+	r.ack(0, 0, 0, []int{1, 2, 3}, 50, 0) // PSN 0 lost, 1..3 SACKed: still four live records
+	require.Empty(t, cmp.Diff([]uint32{0}, psnsOf(r.drain())), "the retransmission needs no record")
+	require.Equal(t, uint64(2), r.s.Counters.BlockedRecords)
+
+	r.now = 2000
+	r.ack(0, 0, 4, nil, 1500, 0) // all four acknowledged
+	require.Empty(t, cmp.Diff([]uint32{4, 5, 6, 7}, psnsOf(r.drain())))
+	require.Equal(t, 4, r.s.Occupancy().RecordsPerPath)
 }

@@ -18,6 +18,7 @@ type Counters struct {
 	RetxOverflows, MovedOverflows        uint64 // requests dropped by a full FIFO
 	RetryOverflows                       uint64
 	StaleDropped                         uint64 // copies of packets whose message slot was reposted
+	BlockedRecords                       uint64 // connections blocked by a path's full record table
 }
 
 // Named lists the non-zero counters under the names golden/transport reports.
@@ -55,5 +56,6 @@ func (c Counters) Named() map[string]uint64 {
 	add("moved_overflows", c.MovedOverflows)
 	add("retry_overflows", c.RetryOverflows)
 	add("stale_dropped", c.StaleDropped)
+	add("blocked_records", c.BlockedRecords)
 	return out
 }

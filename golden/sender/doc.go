@@ -28,13 +28,16 @@
 //     WorkDepth. A full ring (tail − head = WorkDepth) refuses PostWork (ErrQueueFull): the
 //     host keeps the request and posts it when a completion makes room; since WorkDepth > D,
 //     a full ring always holds a request to start, so the refusal never idles the stream.
-//   - Packet records, one table of R = RecordDepth entries per (connection, path), R the
-//     smallest power of two ≥ W + M (at most the PSN space): the record of PSN p is slot
+//   - Packet records, one table of R = RecordDepth entries per (connection, path):
+//     RecordsPerPath (the configuration's sender.records_per_path; 128 by default), or if 0
+//     the smallest power of two ≥ W + M (at most the PSN space). The record of PSN p is slot
 //     p mod R: {valid, generation, PSN, message (stream, MSN), packet index, sacked, init,
-//     retx, queued, inNIC, copied, nakked, waiting, sentAt}. A path's live records lie in [una, nxt)
-//     of its golden/sack entry, and that span is below W + M: the SACKed ones lie within W of
-//     una and every other one counts in the path's window (at most M), so two live records
-//     never share a slot (insert panics if they would: an internal invariant). A Ref {conn,
+//     retx, queued, inNIC, copied, nakked, waiting, sentAt}. A path's live records are the
+//     PSNs of [una, nxt) of its golden/sack entry while it is not Failed (none once it is);
+//     that span is below W + M (the SACKed ones lie within W of una and every other one
+//     counts in the path's window, at most M), and below R because a connection one of whose
+//     paths holds R live records takes no new or moved packet (Next, BlockedRecords). So two
+//     live records never share a slot (insert panics if they would: an internal invariant). A Ref {conn,
 //     path, slot, generation} names a record; the generation counts the slot's allocations,
 //     so a Ref to a record acknowledged, moved or forgotten since is stale and ignored.
 //   - The retransmit FIFO (RetxDepth Refs; default 2·R), a moved FIFO per connection
@@ -77,8 +80,10 @@
 //     Else the position advances past it, and it is skipped if blocked; if paced (nextSend >
 //     now: a wake-up at nextSend is asked for unless one at or before it is pending); if it
 //     has not heard from its receiver, has sent and has a packet in flight (the first-RTT
-//     gate: it becomes blocked); or if window.SendDecision says no (it becomes blocked:
-//     only an ACK or a timer event of the connection changes its window). Otherwise the
+//     gate: it becomes blocked); if one of its paths holds R live records (it becomes
+//     blocked, BlockedRecords: only an ACK or a timer event frees one); or if
+//     window.SendDecision says no (it becomes blocked: only an ACK or a timer event of the
+//     connection changes its window). Otherwise the
 //     packet is the connection's oldest moved packet (kind Moved), else the next new packet
 //     of its streams (kind New), round robin over streams starting after the last one served:
 //     a stream's current message if it has packets left, else its next posted message if

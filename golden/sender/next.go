@@ -77,6 +77,13 @@ func (s *Sender) produce(now uint64) (Packet, bool) {
 			cn.blocked = true
 			continue
 		}
+		if s.recordsFull(cn) {
+			// No record for the next PSN of some path: only an ACK or a timer event of the
+			// connection frees one (package doc, "Tables").
+			cn.blocked = true
+			s.Counters.BlockedRecords++
+			continue
+		}
 		d := s.win.SendDecision(cn.idx, s.ns(now))
 		if !d.OK {
 			// The window state changes only with an ACK or a timer event of this connection.

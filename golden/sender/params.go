@@ -25,6 +25,9 @@ type Params struct {
 	// RetxDepth, MovedDepth (per connection) and RetryDepth bound the retransmit FIFO, the
 	// moved FIFOs and the RNR retry FIFO.
 	RetxDepth, MovedDepth, RetryDepth int
+	// RecordsPerPath sizes each (connection, path) packet-record table (a power of two); 0
+	// means RecordDepth's rule, a table no path can fill (package doc, "Tables").
+	RecordsPerPath int
 	// TicksPerNS is the resolution of the clock the unit is given (now): 1 for the NIC's
 	// nanosecond timestamp counter, 1000 for golden/fabric's picoseconds. Wire timestamps and
 	// the window unit's times are now/TicksPerNS mod 2^32.
@@ -67,10 +70,14 @@ func (p Params) paths() int   { return p.Window.Paths }
 func (p Params) streams() int { return p.Placement.Streams }
 func (p Params) depth() int   { return p.Placement.Depth }
 
-// RecordDepth is the number of packet records per (connection, path): the smallest power of
-// two holding the sack_width PSNs a path may have SACKed above its oldest unacknowledged one
-// plus the max_cwnd packets it may have in flight beyond them, at most the PSN space.
+// RecordDepth is the number of packet records per (connection, path): RecordsPerPath when
+// set, else the smallest power of two holding the sack_width PSNs a path may have SACKed above
+// its oldest unacknowledged one plus the max_cwnd packets it may have in flight beyond them,
+// at most the PSN space (then no path's table can fill; package doc, "Tables").
 func (p Params) RecordDepth() int {
+	if p.RecordsPerPath > 0 {
+		return p.RecordsPerPath
+	}
 	need := p.Sack.Width + int(p.Window.MaxCwnd>>window.FracBits)
 	r := 1
 	for r < need && r < 1<<min(p.Sack.PSNBits, 30) {
@@ -82,10 +89,11 @@ func (p Params) RecordDepth() int {
 // MaxPackets is the number of packets of the longest message.
 func (p Params) MaxPackets() int { return int(p.Placement.Packets(p.Placement.MaxMsgLen())) }
 
-// WithQueueDepths takes the FIFO depths of a configuration's sender section (a 0 stays 0, for
-// WithDefaultDepths to fill).
+// WithQueueDepths takes the FIFO depths and the record-table size of a configuration's sender
+// section (a 0 stays 0, for WithDefaultDepths and RecordDepth to fill).
 func (p Params) WithQueueDepths(s config.Sender) Params {
 	p.RetxDepth, p.MovedDepth, p.RetryDepth = s.RetxDepth, s.MovedDepth, s.RNRRetryDepth
+	p.RecordsPerPath = s.RecordsPerPath
 	return p
 }
 

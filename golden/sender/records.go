@@ -129,6 +129,19 @@ func (t *pathRecords) drop(pg int) {
 	t.pages[pg] = nil
 }
 
+// recordsFull reports whether one of cn's paths holds RecordDepth live records: its next PSN's
+// slot may be taken, so the connection sends no new or moved packet (whichever path the window
+// would pick). A path's live records are exactly the PSNs of [una, nxt) while it is not Failed,
+// and none once it is, so the gate keeps every path's span below RecordDepth.
+func (s *Sender) recordsFull(cn *conn) bool {
+	for k := range cn.recs {
+		if cn.recs[k].live >= s.recDepth {
+			return true
+		}
+	}
+	return false
+}
+
 // resolve is the record ref names, or nil when it is stale.
 func (s *Sender) resolve(ref Ref) *record {
 	cn := &s.conns[ref.Conn]

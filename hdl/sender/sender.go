@@ -243,6 +243,7 @@ func New(c config.Config) (*Unit, error) {
 		{"paths_failed", "paths failed"}, {"paths_probed", "failed paths probed"},
 		{"rto_retransmissions", "oldest packets resent on a timeout"}, {"rto_copies", "packets copied off a timed-out path"},
 		{"moved", "packets moved off a failed path"},
+		{"blocked_records", "connections blocked by a path's full record table"},
 	}
 	return u, nil
 }
@@ -253,7 +254,7 @@ func CounterValues(c goldensender.Counters) []uint64 {
 		c.Blocked[goldenwindow.ReasonRateCap], c.Blocked[goldenwindow.ReasonNoPath], c.Announces, c.Acks,
 		c.AcksOnFailedPath, c.ECNEchoes, c.SackLosses, c.TimeLosses, c.QueueFull, c.RetxOverflows, c.StaleDropped,
 		c.Naks, c.MessagesFailed, c.RNRRetries, c.MovedOverflows, c.RetryOverflows, c.TailProbes, c.Timeouts, c.PathsSuspect,
-		c.PathsFailed, c.PathsProbed, c.RTORetransmissions, c.RTOCopies, c.Moved}
+		c.PathsFailed, c.PathsProbed, c.RTORetransmissions, c.RTOCopies, c.Moved, c.BlockedRecords}
 }
 
 // DescFields are the descriptor's fields (nic_tx's s_txd fields and the engine's own), in port

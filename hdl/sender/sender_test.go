@@ -59,9 +59,9 @@ func TestFIFODepths(t *testing.T) {
 	c := config.Default()
 	def, err := sender.New(c)
 	require.NoError(t, err)
-	// Two paths' records (2 x 512) for the retransmit FIFO, a connection's (8 x 512) for each
+	// Two paths' records (2 x 128) for the retransmit FIFO, a connection's (8 x 128) for each
 	// moved FIFO, one path's for the RNR retry FIFO; the work rings 8 x 8 posted receives.
-	require.Equal(t, []int{1024, 4096, 512, 64}, []int{def.P.RetxDepth, def.P.MovedDepth, def.P.RetryDepth, def.P.WorkDepth})
+	require.Equal(t, []int{256, 1024, 128, 64}, []int{def.P.RetxDepth, def.P.MovedDepth, def.P.RetryDepth, def.P.WorkDepth})
 
 	c.Sender = config.Sender{RetxDepth: 100, MovedDepth: 3, RNRRetryDepth: 64}
 	u, err := sender.New(c)
@@ -84,6 +84,7 @@ func TestFIFODepths(t *testing.T) {
 	c.Sender = config.Sender{RetxDepth: 2}
 	one, err := sender.New(c)
 	require.NoError(t, err)
+	// (records_per_path 0 too: 512 records per path, no path can fill its table.)
 	require.Equal(t, []int{2, 4096, 512}, []int{one.P.RetxDepth, one.P.MovedDepth, one.P.RetryDepth})
 }
 
@@ -91,8 +92,8 @@ func TestDescription(t *testing.T) {
 	u, err := sender.New(config.Default())
 	require.NoError(t, err)
 	require.NoError(t, u.Module().Check())
-	// 256 SACK bits + 256 packets of window: 512 records per path.
-	require.Equal(t, []int{512, 9, 2, 64, 6, 64, 6, 7}, []int{u.R, u.RW, u.CW, u.WD, u.WSW, u.MP, u.IXW, u.NW})
+	// sender.records_per_path: 128 records per path (512 with 0: 256 SACK bits + 256 packets).
+	require.Equal(t, []int{128, 7, 2, 64, 6, 64, 6, 7}, []int{u.R, u.RW, u.CW, u.WD, u.WSW, u.MP, u.IXW, u.NW})
 	require.Equal(t, pipeline.PortBits, sender.PortW, "the descriptor's port is nic_tx's")
 	names := map[string]bool{}
 	for _, s := range u.States() {
