@@ -17,6 +17,7 @@ import (
 	"embed"
 	"fmt"
 	"math/bits"
+	"strings"
 
 	"github.com/mrgen/mrgen/config"
 	"github.com/mrgen/mrgen/gen"
@@ -406,11 +407,30 @@ func (u *Unit) Sources() ([]gen.Source, error) {
 		}
 		out = append(out, s)
 	}
-	text, err := templates.ReadFile("engine.v.tmpl")
+	text, err := engineTemplate()
 	if err != nil {
-		return nil, fmt.Errorf("sender: template: %w", err)
+		return nil, err
 	}
-	return append(out, gen.Source{Module: u.Module(), Template: string(text), Data: u}), nil
+	return append(out, gen.Source{Module: u.Module(), Template: text, Data: u}), nil
+}
+
+// engineParts are tx_engine's template files: the module (declarations, the state machine's
+// common states, the tables and registers) and the state machine's parts it includes, one rule
+// family each.
+var engineParts = []string{"engine.v.tmpl", "engine_host.v.tmpl", "engine_next.v.tmpl", "engine_ack.v.tmpl",
+	"engine_retry.v.tmpl", "engine_scan.v.tmpl"}
+
+// engineTemplate is tx_engine's template: the module's text followed by its parts' definitions.
+func engineTemplate() (string, error) {
+	var b strings.Builder
+	for _, name := range engineParts {
+		text, err := templates.ReadFile(name)
+		if err != nil {
+			return "", fmt.Errorf("sender: template: %w", err)
+		}
+		b.Write(text)
+	}
+	return b.String(), nil
 }
 
 // Params renders localparams for a packed entry's fields: PREFIX_NAME (low bit) and
