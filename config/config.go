@@ -153,8 +153,8 @@ type Sender struct {
 	RNRRetryDepth int `yaml:"rnr_retry_depth" json:"rnr_retry_depth"`
 	// RecordsPerPath is R, the packet records of each (connection, path), a power of two: a
 	// connection whose path holds R live records sends no new packet until an ACK or a timer
-	// event frees one. 0 means the smallest power of two ≥ sack_width + max_cwnd, which no
-	// path can fill.
+	// event frees one. R is at most, and 0 means, the smallest power of two ≥ sack_width +
+	// max_cwnd, which no path can fill.
 	RecordsPerPath int `yaml:"records_per_path" json:"records_per_path"`
 }
 

@@ -29,8 +29,8 @@
 //     host keeps the request and posts it when a completion makes room; since WorkDepth > D,
 //     a full ring always holds a request to start, so the refusal never idles the stream.
 //   - Packet records, one table of R = RecordDepth entries per (connection, path):
-//     RecordsPerPath (the configuration's sender.records_per_path; 128 by default), or if 0
-//     the smallest power of two ≥ W + M (at most the PSN space). The record of PSN p is slot
+//     the smallest power of two ≥ W + M (at most the PSN space), or RecordsPerPath (the
+//     configuration's sender.records_per_path, 128 by default) when that is set and less. The record of PSN p is slot
 //     p mod R: {valid, generation, PSN, message (stream, MSN), packet index, sacked, init,
 //     retx, queued, inNIC, copied, nakked, waiting, sentAt}. A path's live records are the
 //     PSNs of [una, nxt) of its golden/sack entry while it is not Failed (none once it is);

@@ -70,18 +70,18 @@ func (p Params) paths() int   { return p.Window.Paths }
 func (p Params) streams() int { return p.Placement.Streams }
 func (p Params) depth() int   { return p.Placement.Depth }
 
-// RecordDepth is the number of packet records per (connection, path): RecordsPerPath when
-// set, else the smallest power of two holding the sack_width PSNs a path may have SACKed above
-// its oldest unacknowledged one plus the max_cwnd packets it may have in flight beyond them,
-// at most the PSN space (then no path's table can fill; package doc, "Tables").
+// RecordDepth is the number of packet records per (connection, path): the smallest power of
+// two holding the sack_width PSNs a path may have SACKed above its oldest unacknowledged one
+// plus the max_cwnd packets it may have in flight beyond them, at most the PSN space (then no
+// path's table can fill; package doc, "Tables"), or RecordsPerPath when that is set and less.
 func (p Params) RecordDepth() int {
-	if p.RecordsPerPath > 0 {
-		return p.RecordsPerPath
-	}
 	need := p.Sack.Width + int(p.Window.MaxCwnd>>window.FracBits)
 	r := 1
 	for r < need && r < 1<<min(p.Sack.PSNBits, 30) {
 		r <<= 1
+	}
+	if p.RecordsPerPath > 0 {
+		return min(r, p.RecordsPerPath)
 	}
 	return r
 }
