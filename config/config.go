@@ -134,9 +134,9 @@ type Timing struct {
 // ASICPeriodNS is the SDC clock period in ns.
 func (t Timing) ASICPeriodNS() float64 { return 1000.0 / float64(t.ASICClockMHz) }
 
-// DefaultRecordsPerPath is the default R: six times the most live records any path held in
-// the protocol experiments and closed loops (21; docs/sender.md, "Memory sizing"), and 512 KiB
-// in flight on one path at a 4 KiB MTU.
+// DefaultRecordsPerPath is the default R: about five times the most live records any path
+// held in the protocol experiments and closed loops (26; docs/sender.md, "Memory sizing"), and
+// 512 KiB in flight on one path at a 4 KiB MTU.
 const DefaultRecordsPerPath = 128
 
 // Sender sizes the send engine's three request FIFOs, in entries; 0 keeps golden/sender's

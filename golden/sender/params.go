@@ -52,7 +52,7 @@ const (
 	// WorkDepthPerReceive is the default work-request ring depth per posted receive: a ring
 	// slot (and its local buffer) is reused WorkDepthPerReceive×Depth messages later, after
 	// any copy of its packets can still be resent (package doc, "Stale references"; the most
-	// any experiment or closed loop needed is 14 messages, docs/sender.md "Memory sizing").
+	// any experiment or closed loop needed is 27 messages, docs/sender.md "Memory sizing").
 	WorkDepthPerReceive = 8
 	// RetxDepthPerPath is the default retransmit FIFO depth in a path's records: one ACK
 	// queues at most its path's live records (fewer than RecordDepth), and a second ACK's
