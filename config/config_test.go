@@ -186,7 +186,7 @@ func TestSenderDepths(t *testing.T) {
 	c, err := Parse([]byte("sender:\n  retx_depth: 2\n  moved_depth: 1048576\n  rnr_retry_depth: 100\n"))
 	require.NoError(t, err)
 	require.Equal(t, Sender{RetxDepth: 2, MovedDepth: 1 << 20, RNRRetryDepth: 100, RecordsPerPath: DefaultRecordsPerPath}, c.Sender)
-	require.Equal(t, Sender{RecordsPerPath: DefaultRecordsPerPath}, Default().Sender, "the default keeps golden/sender's depths")
+	require.Equal(t, Sender{RecordsPerPath: DefaultRecordsPerPath}, Default().Sender, "the default keeps golden/sender's FIFO depths and sizes the record tables")
 	_, err = Parse([]byte("sender:\n  records_per_path: 96\n"))
 	require.ErrorContains(t, err, "0 or a power of two 2..65536")
 	require.NotEqual(t, Default().Hash(), c.Hash())

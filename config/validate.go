@@ -256,7 +256,7 @@ func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
 // (at most 2^16).
 func recordsPerPath(c Config) error {
 	v, hi := c.Sender.RecordsPerPath, 1<<min(c.PSNWidth, 16)
-	if v != 0 && (v < 2 || v > hi || v&(v-1) != 0) {
+	if v != 0 && (v < 2 || v > hi || !isPow2(v)) {
 		return &FieldError{"sender.records_per_path", fmt.Sprint(v), fmt.Sprintf("0 or a power of two 2..%d", hi)}
 	}
 	return nil

@@ -535,15 +535,11 @@ func (h *loopHarness) finish(ledger *traffic.Ledger) (*Result, *Mismatch, error)
 	}
 	// The send engines' peak table occupancy (golden/sender Occupancy), host 0's twin and the
 	// peers: the evidence behind the default memory sizes (docs/sender.md, "Memory sizing").
-	for k, v := range h.gold.Occupancy().Named() {
+	peers, _ := transport.PeakOccupancy(h.tn.Hosts())
+	for k, v := range h.gold.Occupancy().Max(peers).Named() {
 		h.res.Counts["occupancy_"+k] = int(v)
 	}
 	for _, host := range h.tn.Hosts() {
-		if o, ok := host.(interface{ Occupancy() sender.Occupancy }); ok {
-			for k, v := range o.Occupancy().Named() {
-				h.res.Counts["occupancy_"+k] = max(h.res.Counts["occupancy_"+k], int(v))
-			}
-		}
 		c := host.Counters()
 		for _, k := range []string{"timeouts", "paths_suspect", "paths_failed", "paths_probed", "moved"} {
 			if c[k] > 0 {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/mrgen/mrgen/config"
 	"github.com/mrgen/mrgen/golden/fabric"
-	"github.com/mrgen/mrgen/golden/sender"
 	"github.com/mrgen/mrgen/golden/traffic"
 	"github.com/mrgen/mrgen/golden/transport"
 	"github.com/mrgen/mrgen/golden/wire"
@@ -242,14 +241,9 @@ func run(proto string, s runSpec) (Figures, error) {
 		for k, v := range h.Counters() {
 			fig.Counters[k] += v
 		}
-		if o, ok := h.(interface{ Occupancy() sender.Occupancy }); ok {
-			if fig.Occupancy == nil {
-				fig.Occupancy = map[string]uint64{}
-			}
-			for k, v := range o.Occupancy().Named() {
-				fig.Occupancy[k] = max(fig.Occupancy[k], v)
-			}
-		}
+	}
+	if o, ok := transport.PeakOccupancy(hosts); ok {
+		fig.Occupancy = o.Named()
 	}
 	fig.Events = sm.Events()
 	fig.SimMicroseconds = float64(sm.Now()) / float64(fabric.Microsecond)

@@ -2,13 +2,13 @@ package sender
 
 import (
 	"errors"
-	"github.com/mrgen/mrgen/golden/window"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mrgen/mrgen/golden/sack"
+	"github.com/mrgen/mrgen/golden/window"
 	"github.com/mrgen/mrgen/golden/wire"
 )
 
@@ -201,4 +201,13 @@ func TestRecordTableFull(t *testing.T) {
 	r.ack(0, 0, 4, nil, 1500, 0) // all four acknowledged
 	require.Empty(t, cmp.Diff([]uint32{4, 5, 6, 7}, psnsOf(r.drain())))
 	require.Equal(t, 4, r.s.Occupancy().RecordsPerPath)
+}
+
+// TestOccupancyMax: the peaks of two units, table by table.
+func TestOccupancyMax(t *testing.T) {
+	a := Occupancy{RecordsPerPath: 9, RetxFIFO: 1, RetryFIFO: 4, MovedFIFO: 0, RingAge: 7}
+	b := Occupancy{RecordsPerPath: 3, RetxFIFO: 5, RetryFIFO: 4, MovedFIFO: 2, RingAge: 1}
+	want := Occupancy{RecordsPerPath: 9, RetxFIFO: 5, RetryFIFO: 4, MovedFIFO: 2, RingAge: 7}
+	require.Empty(t, cmp.Diff(want, a.Max(b)))
+	require.Empty(t, cmp.Diff(want, b.Max(a)))
 }

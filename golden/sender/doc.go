@@ -28,17 +28,17 @@
 //     WorkDepth. A full ring (tail − head = WorkDepth) refuses PostWork (ErrQueueFull): the
 //     host keeps the request and posts it when a completion makes room; since WorkDepth > D,
 //     a full ring always holds a request to start, so the refusal never idles the stream.
-//   - Packet records, one table of R = RecordDepth entries per (connection, path):
-//     the smallest power of two ≥ W + M (at most the PSN space), or RecordsPerPath (the
-//     configuration's sender.records_per_path, 128 by default) when that is set and less. The record of PSN p is slot
-//     p mod R: {valid, generation, PSN, message (stream, MSN), packet index, sacked, init,
+//   - Packet records, one table of R = RecordDepth entries per (connection, path): the
+//     smallest power of two ≥ W + M (at most the PSN space), or RecordsPerPath (the
+//     configuration's sender.records_per_path, 128 by default) when that is set and less.
+//     The record of PSN p is slot p mod R: {valid, generation, PSN, message (stream, MSN), packet index, sacked, init,
 //     retx, queued, inNIC, copied, nakked, waiting, sentAt}. A path's live records are the
 //     PSNs of [una, nxt) of its golden/sack entry while it is not Failed (none once it is);
 //     that span is below W + M (the SACKed ones lie within W of una and every other one
 //     counts in the path's window, at most M), and below R because a connection one of whose
 //     paths holds R live records takes no new or moved packet (Next, BlockedRecords). So two
-//     live records never share a slot (insert panics if they would: an internal invariant). A Ref {conn,
-//     path, slot, generation} names a record; the generation counts the slot's allocations,
+//     live records never share a slot (insert panics if they would: an internal invariant).
+//     A Ref {conn, path, slot, generation} names a record; the generation counts the slot's allocations,
 //     so a Ref to a record acknowledged, moved or forgotten since is stale and ignored.
 //   - The retransmit FIFO (RetxDepth Refs; default 2·R), a moved FIFO per connection
 //     (MovedDepth entries {message, packet index}; default P·R) and the RNR retry FIFO

@@ -77,7 +77,7 @@ func (s *Sender) produce(now uint64) (Packet, bool) {
 			cn.blocked = true
 			continue
 		}
-		if s.recordsFull(cn) {
+		if recordsFull(cn) {
 			// No record for the next PSN of some path: only an ACK or a timer event of the
 			// connection frees one (package doc, "Tables").
 			cn.blocked = true

@@ -28,6 +28,12 @@ func (s *Sender) Occupancy() Occupancy {
 	return o
 }
 
+// Max is the larger of o and b, table by table (the peaks over several units).
+func (o Occupancy) Max(b Occupancy) Occupancy {
+	return Occupancy{RecordsPerPath: max(o.RecordsPerPath, b.RecordsPerPath), RetxFIFO: max(o.RetxFIFO, b.RetxFIFO),
+		RetryFIFO: max(o.RetryFIFO, b.RetryFIFO), MovedFIFO: max(o.MovedFIFO, b.MovedFIFO), RingAge: max(o.RingAge, b.RingAge)}
+}
+
 // Named is the occupancy as named figures (mrgen sim's "occupancy" object).
 func (o Occupancy) Named() map[string]uint64 {
 	return map[string]uint64{

@@ -133,14 +133,17 @@ func (t *pathRecords) drop(pg int) {
 // slot may be taken, so the connection sends no new or moved packet (whichever path the window
 // would pick). A path's live records are exactly the PSNs of [una, nxt) while it is not Failed,
 // and none once it is, so the gate keeps every path's span below RecordDepth.
-func (s *Sender) recordsFull(cn *conn) bool {
+func recordsFull(cn *conn) bool {
 	for k := range cn.recs {
-		if cn.recs[k].live >= s.recDepth {
+		if cn.recs[k].full() {
 			return true
 		}
 	}
 	return false
 }
+
+// full reports whether every slot of the table holds a live record.
+func (t *pathRecords) full() bool { return t.live > t.mask() }
 
 // resolve is the record ref names, or nil when it is stale.
 func (s *Sender) resolve(ref Ref) *record {

@@ -119,6 +119,19 @@ func (nic *NIC) Window() *window.Table { return nic.snd.Window() }
 // Occupancy is the most each of the send side's bounded tables has held.
 func (nic *NIC) Occupancy() sender.Occupancy { return nic.snd.Occupancy() }
 
+// PeakOccupancy is the most each send-side table held on any of hosts that are MetaRoCE NICs
+// (golden/sender Occupancy), and whether any is.
+func PeakOccupancy(hosts []traffic.Host) (sender.Occupancy, bool) {
+	var peak sender.Occupancy
+	found := false
+	for _, h := range hosts {
+		if nic, ok := h.(*NIC); ok {
+			peak, found = peak.Max(nic.Occupancy()), true
+		}
+	}
+	return peak, found
+}
+
 // Counters returns the NIC's protocol counters.
 func (nic *NIC) Counters() map[string]uint64 {
 	out := nic.snd.Counters.Named()

@@ -215,3 +215,20 @@ func TestReceiverNotReadyIsResent(t *testing.T) {
 		})
 	}
 }
+
+// TestPeakOccupancy: the peaks over the hosts are each table's largest on any NIC, here the
+// two senders'; a host list with no MetaRoCE NIC has none.
+func TestPeakOccupancy(t *testing.T) {
+	w := newWorld(t, smallTopo(), DefaultConfig())
+	w.post(0, 5, 40, 64<<10)
+	w.post(2, 3, 7, 1)
+	w.sim.Run(10 * fabric.Millisecond)
+	requireAllDelivered(t, w)
+	got, ok := PeakOccupancy(w.tn.Hosts())
+	require.True(t, ok)
+	want := w.tn.NIC(0).Occupancy().Max(w.tn.NIC(2).Occupancy())
+	require.Empty(t, cmp.Diff(want, got))
+	require.Positive(t, got.RecordsPerPath)
+	_, ok = PeakOccupancy(nil)
+	require.False(t, ok)
+}
