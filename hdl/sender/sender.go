@@ -227,7 +227,7 @@ func New(c config.Config) (*Unit, error) {
 	u.Strm, u.StrmW = pack([]Field{
 		{Name: "head", Width: 32}, {Name: "start", Width: 32}, {Name: "tail", Width: 32},
 		{Name: "hslot", Width: u.WSW}, {Name: "sslot", Width: u.WSW}, {Name: "tslot", Width: u.WSW},
-		{Name: "cur", Width: 1},
+		{Name: "cur", Width: 1}, {Name: "nwait", Width: u.NWaitW()}, {Name: "nstart", Width: u.NStartW()},
 	})
 	u.Counters = []Counter{
 		{"data_sent", "first and moved copies sent (DataSent)"}, {"moved_sent", "moved copies sent"},
