@@ -30,8 +30,8 @@ func (u *Unit) States() []string {
 		"S_LEFT", "S_LEFT2", "S_WOKE", "S_N0", "S_N1", "S_N2", "S_N3", "S_PR0", "S_PR1", "S_PR2", "S_PR3",
 		"S_PR4", "S_WAKE", "S_PR_SD", "S_PR5", "S_SN0", "S_NN0", "S_NNC", "S_NN1", "S_SN_REC", "S_SN_REC2",
 		"S_SN_SENT", "S_SN_MSG", "S_DESC", "S_PG0", "S_PG1", "S_PG2", "S_DIV", "S_PACE", "S_PACE2", "S_PACE3", "S_A0", "S_A1", "S_A2", "S_AW0", "S_AW1",
-		"S_AS0", "S_AS1", "S_LB0", "S_LB1", "S_AU0", "S_AU1", "S_AFIN", "S_K0", "S_K1", "S_K2", "S_K3", "S_K4",
-		"S_NK1", "S_NK2", "S_RETRY", "S_RETRY2", "S_ARM", "S_REARM", "S_SCAN", "S_SCC", "S_SP0", "S_SP1",
+		"S_AS0", "S_AS1", "S_AS2", "S_LB0", "S_LB1", "S_LB2", "S_AU0", "S_AU1", "S_AFIN", "S_K0", "S_K1", "S_K2", "S_K3", "S_K4",
+		"S_NK1", "S_NK2", "S_RETRY0", "S_RETRY", "S_RETRY2", "S_ARM", "S_REARM", "S_SCAN", "S_SCC", "S_SP0", "S_SP1",
 		"S_OW0", "S_OW1", "S_TP1", "S_TP2", "S_TP3", "S_TP4", "S_TP5", "S_TP6", "S_EX0", "S_EX1", "S_RT1", "S_CP0", "S_CP1", "S_MV0", "S_MV1", "S_PI0", "S_SPN"}
 }
 
@@ -75,7 +75,7 @@ func (u *Unit) Regs() []Reg {
 		data("d_port", PortW), data("d_slot", u.RW), data("d_gen", 16), data("d_kind", 2),
 		data("d_announce", 1), data("d_id", 64), data("d_index", u.IXW),
 		data("dv_num", 32), data("dv_den", 24), data("dv_rem", 32), data("dv_q", 32), data("dv_cnt", 6),
-		data("pc_t", 64), data("d_off_q", 32),
+		data("pc_t", 64), data("pc_b", 1), data("sd_ent", 16), data("rt_go", 1), data("lb_go", 1), data("d_off_q", 32),
 		zero("retx_head", u.RetxW), zero("retx_tail", u.RetxW), zero("retx_count", u.RetxW+1),
 		zero("scan_on", 1), data("scan_at", 64), zero("scan_busy", 1), data("sc_c", cw+1), data("sc_p", aw+1),
 		data("sc_ev", 3), data("sc_found", 1), data("moved_any", 1), data("ow_ret", u.StateW()),
