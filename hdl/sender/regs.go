@@ -26,7 +26,7 @@ func (r Reg) Decl() string {
 
 // States are the state machine's states, in encoding order (docs/sender.md).
 func (u *Unit) States() []string {
-	return []string{"S_CLEAR", "S_IDLE", "S_RSP", "S_POST", "S_POST_N", "S_POST_W", "S_BELL", "S_ADDW",
+	return []string{"S_CLEAR", "S_IDLE", "S_RSP", "S_RDW", "S_POST", "S_POST_N", "S_POST_W", "S_BELL", "S_ADDW",
 		"S_LEFT", "S_LEFT2", "S_WOKE", "S_N0", "S_N1", "S_N2", "S_N3", "S_PR0", "S_PR1", "S_PR2", "S_PR3",
 		"S_PR4", "S_WAKE", "S_PR_SD", "S_PR5", "S_SN0", "S_NN0", "S_NNC", "S_NN1", "S_SN_REC", "S_SN_REC2",
 		"S_SN_SENT", "S_SN_MSG", "S_DESC", "S_PG0", "S_PG1", "S_PG2", "S_DIV", "S_PACE", "S_PACE2", "S_PACE3", "S_A0", "S_A1", "S_A2", "S_AW0", "S_AW1",
@@ -53,7 +53,7 @@ func (u *Unit) Regs() []Reg {
 	data := func(name string, w int) Reg { return Reg{Name: name, Width: w} }
 	cw, aw, sw, pw := u.CW, u.AW, u.SW, u.PW
 	rs := []Reg{
-		ctl("st", u.StateW(), "S_CLEAR"), zero("clr_idx", u.ClearW), data("aw_ret", u.StateW()), data("k_ret", u.StateW()),
+		ctl("st", u.StateW(), "S_CLEAR"), zero("clr_idx", u.ClearW), data("aw_ret", u.StateW()), data("k_ret", u.StateW()), data("rw_ret", u.StateW()),
 		data("c_op", 4), data("c_conn", cw), data("c_stream", sw), data("c_path", aw), data("c_gen", 16),
 		data("c_wrop", wire.OpcodeBits), data("c_len", 32), data("c_local", 64), data("c_va", 64),
 		data("c_rkey", 32), data("c_id", 64), data("c_time", 64), data("tries", cw+1),
