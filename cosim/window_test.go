@@ -170,6 +170,8 @@ func TestWindowCosimCatchesFaults(t *testing.T) {
 			"wire x_failing = heard_v_q[x_conn] && x_arm_minus_heard[31];", "tmr", "", "failure", false},
 		{"the RTT table's two-ahead forwarding disabled",
 			"f_rfwd <= s1_rtt_w && (s1_idx == x_idx);", "f_rfwd <= 1'b0;", "ack", "", "back-to-back", false},
+		{"the connection AIMD entry's one-ahead forwarding disabled (S2 loads the older view)",
+			"s2_cam <= s1_cfwd1 ? caimd_wdata : cam_pre;", "s2_cam <= cam_pre;", "ack", "", "back-to-back", false},
 		{"the AIMD table's two-ahead forwarding disabled",
 			"s1_afwd <= s2_valid && (s2_slow != SL_NONE) && (s2_idx == f_idx);", "s1_afwd <= 1'b0;",
 			"ack", "", "back-to-back", false},
