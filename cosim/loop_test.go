@@ -143,8 +143,8 @@ func TestLoopCatchesBlockFault(t *testing.T) {
 			From: "(cs[C_HEARD] ? 8'h00 : 8'h20)", To: "8'h00", Stream: "send engine", Field: "Flags"},
 		// Its timer output (m_timer_at, golden NextTimer after each answered call) a ns late.
 		{Name: "scan timer one ns late", Module: "tx_engine", Scenario: "clean",
-			From: "wire [63:0] tm_a = scan_on ? scan_at : 64'hFFFF_FFFF_FFFF_FFFF;",
-			To:   "wire [63:0] tm_a = scan_on ? scan_at + 64'd1 : 64'hFFFF_FFFF_FFFF_FFFF;", Stream: "send engine", Field: "TimerAt"}}
+			From: "                    : scan_on ? scan_at : 64'hFFFF_FFFF_FFFF_FFFF;",
+			To:   "                    : scan_on ? scan_at + 64'd1 : 64'hFFFF_FFFF_FFFF_FFFF;", Stream: "send engine", Field: "TimerAt"}}
 	requireFaultsCaught(t, faults, func(t *testing.T, f templateFault, mutate func([]gen.Source) error, _ string) *Result {
 		return runLoopTest(t, config.Default(), f.Scenario, 5, 400, mutate)
 	})
