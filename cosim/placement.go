@@ -13,8 +13,11 @@
 // image written), desc_wait_cycles (cycles a descriptor was offered and not taken),
 // desc_ready_low (cycles out of reset with s_desc_ready low) split by its first cause:
 // desc_low_clear (post-reset clear), desc_low_ctl (a control operation was taken),
-// desc_low_backpressure (a verdict, DMA or control output held by its ready) and
-// desc_low_cpl_hold (none of those: in_q waits for the walker, which only a stream with more than
+// desc_low_backpressure (a verdict, DMA or control output held by its ready), desc_low_region
+// (a region operation was taken in the last 4 cycles: nothing is taken while one is in
+// flight), desc_low_hazard (the descriptor on the bus is on the stream table entry of the
+// operation taken in the cycle before: one stream takes one operation every EntryII cycles) and
+// desc_low_cpl_hold (none of those: e waits for the walker, which only a stream with more than
 // D completions pending causes); cpl_backpressure (cycles m_cpl was valid and not ready);
 // msn_wraps (completions of MSN 0 after a stream's MSN was set), tag_wraps (registrations whose
 // tag wrapped to 1).
@@ -112,6 +115,10 @@ func RunPlacement(ctx context.Context, opt Options) (*Result, error) {
 	})
 }
 
+// plRegionHold is how many cycles after a region operation is taken nothing else is (it is in
+// flight through q, c, e and wb when no output is held).
+const plRegionHold = 4
+
 // plStallLimit is the number of cycles without any handshake after which the RTL is declared
 // stuck (the longest legitimate pause is the post-reset clear).
 const plStallLimit = 100_000
@@ -160,6 +167,14 @@ func runPlacement(ctx context.Context, lib *verilator.Library, u *hdlpl.Unit, k 
 	descOffered, ctlOffered := false, false
 	var dop plDesc
 	var cop plCtl
+	// What the RTL's accept stage knows of the operations taken before: the stream table entry
+	// (conn × streams + stream, in SIW bits) of the one taken in the cycle before, and when the
+	// last region operation was taken.
+	sidx := func(conn uint16, stream uint8) int {
+		return (int(conn)*u.Streams + int(stream)) & (1<<u.SIW - 1)
+	}
+	busSidx, prevSidx := -1, -1
+	regionTaken := int64(-100)
 	var cycle, lastProgress uint64
 	watch := cycleWatch{ctx: ctx, m: m, opt: opt, traceAt: traceAt}
 	latency := func(stream string, l int) {
@@ -248,6 +263,7 @@ func runPlacement(ctx context.Context, lib *verilator.Library, u *hdlpl.Unit, k 
 			pt.descOffset.Set(in, uint64(d.Offset))
 			pt.descLen.Set(in, uint64(len(d.Payload)))
 			pt.descTag.Set(in, uint64(dop.tag))
+			busSidx = sidx(d.Conn, d.Stream)
 		} else {
 			pt.descValid.Set(in, 0)
 		}
@@ -356,6 +372,10 @@ func runPlacement(ctx context.Context, lib *verilator.Library, u *hdlpl.Unit, k 
 				res.Counts["desc_low_ctl"]++
 			case blocked(pt.resValid, resReady) || blocked(pt.dmaValid, dmaReady) || blocked(pt.octlValid, ctlReady):
 				res.Counts["desc_low_backpressure"]++
+			case int64(now)-regionTaken <= plRegionHold:
+				res.Counts["desc_low_region"]++
+			case busSidx >= 0 && busSidx == prevSidx:
+				res.Counts["desc_low_hazard"]++
 			default:
 				res.Counts["desc_low_cpl_hold"]++
 			}
@@ -365,7 +385,14 @@ func runPlacement(ctx context.Context, lib *verilator.Library, u *hdlpl.Unit, k 
 		}
 
 		// Handshakes on the inputs (at most one: control operations take priority).
+		prevSidx = -1
 		if ctlOffered && pt.ctlReady.Get(outb) == 1 {
+			switch cop.op {
+			case hdlpl.CtlPost, hdlpl.CtlSetMSN:
+				prevSidx = sidx(cop.conn, cop.stream)
+			case hdlpl.CtlRegister, hdlpl.CtlDeregister, hdlpl.CtlRestoreGen:
+				regionTaken = int64(now)
+			}
 			tr.popCtl()
 			ctlOffered = false
 			ctlExp.push(expected[plCtlOut]{cycle: now, input: cop, out: tr.acceptCtl(cop)})
@@ -376,6 +403,7 @@ func runPlacement(ctx context.Context, lib *verilator.Library, u *hdlpl.Unit, k 
 			res.Counts["desc_wait_cycles"]++
 		}
 		if descOffered && pt.descReady.Get(outb) == 1 {
+			prevSidx = busSidx
 			tr.popDesc()
 			descOffered = false
 			r := tr.acceptDesc(dop)

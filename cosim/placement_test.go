@@ -50,11 +50,14 @@ func TestPlacementDirectedScenarios(t *testing.T) {
 }
 
 // TestPlacementInitiationIntervalAndLatency: with every output ready, s_desc_ready is low only
-// in the cycles a control operation (which has priority) is taken, however many completions a
-// packet releases, and every verdict and control response leaves exactly the declared latency
-// after its input.
+// in the cycles a control operation (which has priority) is taken, a region operation is in
+// flight, or the descriptor is on the stream of the operation taken right before it (one
+// operation per clock over streams, one every EntryII = 2 on one stream), however many
+// completions a packet releases; every verdict and control response leaves exactly the
+// declared latency after its input.
 func TestPlacementInitiationIntervalAndLatency(t *testing.T) {
 	c := config.Default()
+	require.Equal(t, 2, hdlpl.EntryII)
 	for _, sc := range []string{"back-to-back", "in-order", "reorder", "long-messages", "tag-wrap"} {
 		res := runPlacementTest(t, c, sc, 3, 5000, nil, "")
 		requireClean(t, res)
@@ -62,10 +65,15 @@ func TestPlacementInitiationIntervalAndLatency(t *testing.T) {
 			require.Equal(t, res.DeclaredLatency[s], res.MinLatency[s], "%s: %s latency", sc, s)
 			require.Equal(t, res.DeclaredLatency[s], res.MaxLatency[s], "%s: %s latency without backpressure", sc, s)
 		}
-		require.Equal(t, res.Counts["desc_ready_low"], res.Counts["desc_low_ctl"]+res.Counts["desc_low_clear"],
-			"%s: II=1 apart from control operations: %v", sc, res.Counts)
+		require.Equal(t, res.Counts["desc_ready_low"],
+			res.Counts["desc_low_ctl"]+res.Counts["desc_low_clear"]+res.Counts["desc_low_region"]+res.Counts["desc_low_hazard"],
+			"%s: II=1 apart from control operations and same-stream pairs: %v", sc, res.Counts)
 		require.Zero(t, res.Counts["desc_low_cpl_hold"], sc)
-		require.LessOrEqual(t, res.Counts["desc_wait_cycles"], res.Counts["control_ops"], sc)
+		// A same-stream hold lasts one cycle: at most one per operation taken.
+		require.LessOrEqual(t, res.Counts["desc_low_hazard"], res.Packets+res.Counts["control_ops"], sc)
+		if sc == "back-to-back" {
+			require.Positive(t, res.Counts["desc_low_hazard"], "one stream: every second cycle holds")
+		}
 		if sc == "reorder" {
 			require.Positive(t, res.Counts["walker_cycles"], "reordering must release completions behind the head")
 		}
@@ -148,27 +156,42 @@ func TestPlacementCosimCatchesFaults(t *testing.T) {
 		name, scenario, from, to, field string
 		vcd                             bool
 	}{
-		{"slot forwarding disabled", "back-to-back",
-			"wire fwd_sl = last_sl_valid && (last_sl_idx == in_q_slot);",
-			"wire fwd_sl = 1'b0 && last_sl_valid && (last_sl_idx == in_q_slot);", "", true},
+		{"slot forwarding from the write stage disabled", "back-to-back",
+			"wire q_fwd_sl = e_v && e_has_sl && (e_slot == in_q_slot);",
+			"wire q_fwd_sl = 1'b0 && e_v && e_has_sl && (e_slot == in_q_slot);", "", true},
+		{"stream forwarding from the write stage disabled", "reorder",
+			"wire q_fwd_st = e_v && e_has_st && (e_sidx == in_q_sidx);",
+			"wire q_fwd_st = 1'b0 && e_v && e_has_st && (e_sidx == in_q_sidx);", "", false},
+		{"slot merge of the write being done disabled", "random",
+			"wire q_wb_sl = wb_v && wb_has_sl && (wb_slot == in_q_slot);",
+			"wire q_wb_sl = 1'b0 && wb_v && wb_has_sl && (wb_slot == in_q_slot);", "", false},
+		{"slot merge of the last write disabled", "random",
+			"wire q_last_sl = last_sl_valid && (last_sl_idx == in_q_slot);",
+			"wire q_last_sl = 1'b0 && last_sl_valid && (last_sl_idx == in_q_slot);", "", false},
+		{"stream merge of the last write disabled", "reorder",
+			"wire q_last_st = last_st_valid && (last_st_idx == in_q_sidx);",
+			"wire q_last_st = 1'b0 && last_st_valid && (last_st_idx == in_q_sidx);", "", false},
+		{"same-stream hold removed", "back-to-back",
+			"wire hz_desc = in_q_valid && in_q_has_st && (desc_sidx == in_q_sidx);",
+			"wire hz_desc = 1'b0 && in_q_valid && in_q_has_st && (desc_sidx == in_q_sidx);", "", false},
+		{"region operations not serialized", "tag-wrap",
+			"wire acc_open = adv && !clear_busy && !rg_inflight;",
+			"wire acc_open = adv && !clear_busy;", "", false},
 		{"wrong-connection check removed", "violations",
-			"wire wrong_conn = in_q_conn[CONN_W-1:0] != rg_conn;",
-			"wire wrong_conn = 1'b0 && (in_q_conn[CONN_W-1:0] != rg_conn);", "Drop", false},
+			"wire wrong_conn = c_conn != rg_conn;",
+			"wire wrong_conn = 1'b0 && (c_conn != rg_conn);", "Drop", false},
 		{"release ignores the done messages behind the head", "reorder",
 			"wire [DEPTH-1:0] run_vec = {1'b1, ~st_done};",
 			"wire [DEPTH-1:0] run_vec = {DEPTH{1'b1}};", "", false},
 		{"walker repeats a completion", "reorder",
 			"w_idx <= w_idx + {% dec (add .D.LgD 1) 1 %};",
 			"w_idx <= w_idx;", "MSN", false},
-		{"stream forwarding disabled", "back-to-back",
-			"wire fwd_st = last_st_valid && (last_st_idx == in_q_sidx);",
-			"wire fwd_st = 1'b0 && last_st_valid && (last_st_idx == in_q_sidx);", "", false},
-		{"region forwarding disabled", "violations",
-			"wire fwd_rg = last_rg_valid && (last_rg_idx == in_q_ridx);",
-			"wire fwd_rg = 1'b0 && last_rg_valid && (last_rg_idx == in_q_ridx);", "", false},
 		{"SEND placed one byte off", "in-order",
-			"wire [63:0] dma_target = d_write ? va : sl_addr + {32'd0, in_q_offset};",
-			"wire [63:0] dma_target = d_write ? va : sl_addr + {32'd0, in_q_offset} + 64'd1;", "Addr", false},
+			"wire [32:0] send_lo = {1'b0, sl_addr_lo} + {1'b0, c_offset};",
+			"wire [32:0] send_lo = {1'b0, sl_addr_lo} + {1'b0, c_offset} + 33'd1;", "Addr", false},
+		{"receive match high part ignores the low part's borrow", "msn-wrap",
+			"wire k_hi_zero = k_lo_full[KL] ? (c_msn_hi_m1 == st_comp[31:KL])",
+			"wire k_hi_zero = 1'b0 ? (c_msn_hi_m1 == st_comp[31:KL])", "", false},
 	}
 	var tf []templateFault
 	for _, f := range faults {

@@ -14,9 +14,12 @@
 //     m mod D: the ring head is CompMSN mod D, and every table address is known from the
 //     descriptor as it is accepted. All three tables are read in the same cycle.
 //   - mtu must be a power of two, so VA mod mtu and VA / mtu are a mask and a shift.
-//   - One read-modify-write stage; the entry written in the previous cycle is forwarded (a
-//     one-entry last-write register per table, compared by index), so back-to-back packets of
-//     one message run at II=1.
+//   - A read-modify-write in two stages (c and e) behind a stage that registers the read data
+//     and computes every descriptor-only sum (q): one operation per clock over different
+//     streams, one every 2 clocks on one stream (the second waits a clock and takes the first's
+//     entries from the write stage). Line rate needs one per minimum frame: 2 clocks at 512 bits.
+//     Region operations are rare and serialize (nothing is taken while one is in flight), so
+//     region entries need no forwarding.
 //   - Completions: a message that completes or fails writes its record into a completion table
 //     indexed by (stream, MSN mod 2D). The packet that completes the head message releases it
 //     and the run of done messages behind it in the same stage (a find-first-zero over the
@@ -176,15 +179,15 @@ func New(c config.Config) (*Unit, error) {
 	// slot entry: {bits[B-1:0], nak[2:0], bytes[31:0], residue[LgMTU-1:0], rkey[31:0],
 	//              msg_len[31:0], op_send, state[1:0], buf_len[31:0], buf_addr[63:0]}
 	u.SlotEntryW = u.B + 3 + 32 + u.LgMTU + 32 + 32 + 1 + 2 + 32 + 64
-	// region entry: {gen[TagW-1:0], conn[ConnW-1:0], access[1:0], last[63:0], base[63:0]}
-	// (last = base + length - 1, the region's last byte)
-	u.RegionEntryW = u.TagW + u.ConnW + 2 + 64 + 64
+	// region entry: {gen[TagW-1:0], conn[ConnW-1:0], access[1:0], end[64:0], base[63:0]}
+	// (end = base + length, up to 2^64: the bounds check compares VA + payload with it)
+	u.RegionEntryW = u.TagW + u.ConnW + 2 + 65 + 64
 	// completion record: {rkey, buf_len, buf_addr, status[2:0], bytes, msg_len, op_send, msn}
 	u.CplEntryW = 32 + 32 + 64 + 3 + 32 + 32 + 1 + 32
 	// release event: {stream, conn, count − 1, first index (msn mod 2D), stream index}
 	u.EventW = u.SW + u.ConnW + u.LgD + (u.LgD + 1) + u.SIW
 	u.Reset = hdl.ResetFor(c.ResetStyle)
-	u.Latency = 2
+	u.Latency = 4
 	return u, nil
 }
 
@@ -220,6 +223,10 @@ func (u *Unit) firstSet() (gen.Source, error) {
 
 // in and out are hdl.In and hdl.Out, short for the port lists.
 var in, out = hdl.In, hdl.Out
+
+// EntryII is the initiation interval between two operations on one stream (the stream table's
+// entry): the read-modify-write spans two register stages.
+const EntryII = 2
 
 // Port widths that follow the wire format (so a descriptor the parser should have refused is
 // representable and rule 1 is testable).
@@ -308,12 +315,13 @@ func (u *Unit) Module() *hdl.Module {
 			{Name: "stream_ram", Depth: 1 << u.SIW, Width: u.StreamEntryW, Doc: "{done, posted, comp_msn}"},
 			{Name: "slot_ram", Depth: 1 << u.SlotIW, Width: u.SlotEntryW,
 				Doc: "receive and message tracker"},
-			{Name: "region_ram", Depth: u.RegionDepth, Width: u.RegionEntryW, Doc: "{gen, conn, access, last byte, base}"},
+			{Name: "region_ram", Depth: u.RegionDepth, Width: u.RegionEntryW, Doc: "{gen, conn, access, end (base + length), base}"},
 			{Name: "cpl_ram", Depth: 1 << u.CplIW, Width: u.CplEntryW,
 				Doc: "completion records at {stream index, msn mod 2D}"},
 			{Name: "event_ram", Depth: 1 << u.CplIW, Width: u.EventW, Doc: "release-event FIFO"},
 		},
 		Latency: u.Latency,
 		II:      1,
+		EntryII: EntryII,
 	}
 }

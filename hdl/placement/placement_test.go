@@ -64,7 +64,7 @@ func TestDescription(t *testing.T) {
 	require.Equal(t, 2+2+3+4+4, u.EventW)
 	require.Equal(t, 5, u.PendW)
 	require.Equal(t, 64+3+32+12+32+32+1+2+32+64, u.SlotEntryW)
-	require.Equal(t, 28+2+2+128, u.RegionEntryW)
+	require.Equal(t, 28+2+2+65+64, u.RegionEntryW, "{gen, conn, access, end (65 bits), base}")
 	m := u.Module()
 	require.NoError(t, m.Check())
 	p, ok := m.Port("cnt_drop")
