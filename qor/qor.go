@@ -23,10 +23,16 @@ const (
 	ASIC  Target = "asic"  // osu018 standard cells, OpenSTA
 	XCUP  Target = "xcup"  // AMD UltraScale+: LUT6 depth and resources (Yosys)
 	ICE40 Target = "ice40" // Lattice iCE40 HX8K: nextpnr place and route
+	// ECP5 is Lattice ECP5: synth_ecp5's resources, whole, and the smallest device of the family
+	// the unit fits in (synthesis only). Named on its own: "all" does not include it.
+	ECP5 Target = "ecp5"
 )
 
-// Targets lists every target in report order.
+// Targets lists the targets "all" measures, in report order.
 func Targets() []Target { return []Target{ASIC, XCUP, ICE40} }
+
+// AllTargets lists every target, "all"'s and those measured only when named.
+func AllTargets() []Target { return []Target{ASIC, XCUP, ICE40, ECP5} }
 
 // ParseTargets reads --target: "all", or targets separated by commas (asic,xcup).
 func ParseTargets(s string) ([]Target, error) {
@@ -36,13 +42,13 @@ func ParseTargets(s string) ([]Target, error) {
 	var out []Target
 next:
 	for _, name := range strings.Split(s, ",") {
-		for _, t := range Targets() {
+		for _, t := range AllTargets() {
 			if string(t) == strings.TrimSpace(name) {
 				out = append(out, t)
 				continue next
 			}
 		}
-		return nil, fmt.Errorf("unknown target %q; targets: asic, xcup, ice40, all (or a comma list)", name)
+		return nil, fmt.Errorf("unknown target %q; targets: asic, xcup, ice40, ecp5, all (asic, xcup and ice40; or a comma list)", name)
 	}
 	return out, nil
 }

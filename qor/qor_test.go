@@ -172,10 +172,61 @@ func TestParseTargets(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, cmp.Diff([]Target{ASIC, XCUP, ICE40}, got))
 	_, err = ParseTargets("vivado")
-	require.ErrorContains(t, err, "targets: asic, xcup, ice40, all")
+	require.ErrorContains(t, err, "targets: asic, xcup, ice40, ecp5, all")
 	got, err = ParseTargets("asic,xcup")
 	require.NoError(t, err)
 	require.Equal(t, []Target{ASIC, XCUP}, got)
+	got, err = ParseTargets("ecp5")
+	require.NoError(t, err)
+	require.Equal(t, []Target{ECP5}, got, "ecp5 is measured when named")
+}
+
+// synth_ecp5's cells become a device's resources: carry cells and distributed RAM take LUT4
+// positions, and the fit is the largest share, against FitFraction of each device.
+func TestECP5CountsAndFit(t *testing.T) {
+	tests := []struct {
+		name                 string
+		cells                map[string]int
+		luts, ffs, ebr, mult int
+		smallest             string
+	}{
+		{"logic only", map[string]int{"LUT4": 10000, "TRELLIS_FF": 5000, "PFUMX": 300}, 10000, 5000, 0, 0, "LFE5U-25F"},
+		{"carry and distributed RAM", map[string]int{"LUT4": 1000, "CCU2C": 100, "TRELLIS_DPR16X4": 10,
+			"TRELLIS_FF": 10}, 1000 + 200 + 60, 10, 0, 0, "LFE5U-12F"},
+		{"block RAM decides", map[string]int{"LUT4": 100, "DP16KD": 100, "PDPW16KD": 20}, 100, 0, 120, 0, "LFE5U-85F"},
+		{"multipliers decide", map[string]int{"LUT4": 100, "MULT18X18D": 50}, 100, 0, 0, 50, "LFE5U-45F"},
+		{"too big for the family", map[string]int{"LUT4": 70000}, 70000, 0, 0, 0, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			luts, ffs, ebr, mult := ecp5Counts(tc.cells)
+			require.Equal(t, []int{tc.luts, tc.ffs, tc.ebr, tc.mult}, []int{luts, ffs, ebr, mult})
+			devs, smallest := ecp5Fit(luts, ffs, ebr, mult)
+			require.Equal(t, tc.smallest, smallest)
+			require.Len(t, devs, len(ECP5Devices))
+			for i, d := range devs {
+				require.Equal(t, ECP5Devices[i].Name, d.Device)
+				require.Equal(t, d.Share <= FitFraction, d.Fits, d.Device)
+			}
+		})
+	}
+}
+
+// A unit through synth_ecp5: its memory is inferred as block RAM, its adder as carry cells, and
+// it fits the smallest device.
+func TestECP5SynthesizesAUnit(t *testing.T) {
+	requireTools(t, ECP5)
+	m := &hdl.Module{Name: "withmem", Source: "qor/qor_test.go", Clock: "clk", Ports: []hdl.Port{hdl.In("clk", 1, "clock"),
+		hdl.In("we", 1, ""), hdl.In("wa", 6, ""), hdl.In("wd", 32, ""), hdl.In("ra", 6, ""), hdl.Out("q", 32, "")}}
+	u := writeUnit(t, "withmem", macroVerilog, m)
+	r, err := RunECP5(context.Background(), u, t.TempDir(), nil)
+	require.NoError(t, err)
+	require.Equal(t, "withmem", r.Unit)
+	require.Positive(t, r.Cells["CCU2C"], "the 32-bit increment is a carry chain: %v", r.Cells)
+	require.GreaterOrEqual(t, r.FFs, 32, "q")
+	require.Positive(t, r.EBR+r.Cells["TRELLIS_DPR16X4"], "the 64 x 32 table is a RAM, not flip-flops: %v", r.Cells)
+	require.Equal(t, "LFE5U-12F", r.Smallest)
+	require.Contains(t, r.Summary(), "smallest device LFE5U-12F")
 }
 
 func shiftVerilog(n int) string {

@@ -79,6 +79,7 @@ type UnitReport struct {
 	ASIC       *ASICResult       `json:"asic,omitempty"`
 	XCUP       *XCUPResult       `json:"xcup,omitempty"`
 	ICE40      *ICE40Result      `json:"ice40,omitempty"`
+	ECP5       *ECP5Result       `json:"ecp5,omitempty"`
 	Errors     map[string]string `json:"errors,omitempty"` // target -> error
 }
 
@@ -110,7 +111,7 @@ func (r *Report) Unit(name string) (*UnitReport, bool) {
 // together take about twice the ASIC flow's time (nic_top whole), and an ice40 job with its fit
 // search the longest of a unit's (rx_acker's 730 s at the default configuration), so it starts
 // early rather than last.
-var targetCost = map[Target]float64{ASIC: 1, XCUP: 2, ICE40: 3}
+var targetCost = map[Target]float64{ASIC: 1, XCUP: 2, ICE40: 3, ECP5: 2}
 
 // Run measures every unit of the blocks on every target, Jobs measurements at a time. A unit that
 // appears in several blocks is measured once, in the first. It returns the report and, when
@@ -202,6 +203,9 @@ func Run(ctx context.Context, opt Options, blocks []BlockDesign) (*Report, error
 		}
 	}
 	for k, j := range jobs {
+		if j.target == ECP5 {
+			continue // synthesized whole: it needs none of its parts' results
+		}
 		for _, pt := range j.unit.Parts {
 			d := jobOf[pt.Name+"/"+string(j.target)]
 			jobs[d].dependents = append(jobs[d].dependents, k)
@@ -332,6 +336,15 @@ func measure(ctx context.Context, opt Options, block string, u Unit, tg Target, 
 		}
 		mu.Lock()
 		ur.ICE40 = r
+		mu.Unlock()
+		return r.Summary(), nil
+	case ECP5:
+		r, err := RunECP5(ctx, u, dir, opt.Log)
+		if err != nil {
+			return "", err
+		}
+		mu.Lock()
+		ur.ECP5 = r
 		mu.Unlock()
 		return r.Summary(), nil
 	}

@@ -79,7 +79,7 @@ func Check(targets ...Target) error {
 		switch tg {
 		case ASIC:
 			need = []tool{toolYosys, toolSTA, toolFanout, toolLiberty}
-		case XCUP:
+		case XCUP, ECP5:
 			need = []tool{toolYosys}
 		case ICE40:
 			need = []tool{toolYosys, toolNextpnr}
