@@ -100,14 +100,8 @@ func ecp5Fit(luts, ffs, ebr, mult int) ([]ECP5DeviceFit, string) {
 // RunECP5 synthesizes the unit whole with synth_ecp5 and reports its resources and fit.
 func RunECP5(ctx context.Context, u Unit, dir string, log io.Writer) (*ECP5Result, error) {
 	start := time.Now()
-	yosys, err := toolYosys.find()
+	yosys, dir, log, err := yosysRun(dir, log)
 	if err != nil {
-		return nil, err
-	}
-	if log == nil {
-		log = io.Discard
-	}
-	if dir, err = workDir(dir); err != nil {
 		return nil, err
 	}
 	files, err := absAll(u.Files)

@@ -21,14 +21,8 @@ var wireBitsRE = regexp.MustCompile(`(?m)^\s+Number of wire bits:\s+(\d+)\s*$`)
 // netlist (Yosys proc, flatten, opt -fast, wreduce), a few seconds where synth_ice40 takes a
 // minute or more. It orders the iCE40 fit search's candidates; it is not a resource count.
 func CoarseBits(ctx context.Context, u Unit, dir string, log io.Writer) (int, error) {
-	yosys, err := toolYosys.find()
+	yosys, dir, log, err := yosysRun(dir, log)
 	if err != nil {
-		return 0, err
-	}
-	if log == nil {
-		log = io.Discard
-	}
-	if dir, err = workDir(dir); err != nil {
 		return 0, err
 	}
 	files, err := absAll(u.Files)

@@ -9,6 +9,7 @@ package qor
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -133,4 +134,19 @@ func workDir(dir string) (string, error) {
 		return "", fmt.Errorf("qor: work directory: %w", err)
 	}
 	return abs, nil
+}
+
+// yosysRun is what every Yosys measurement starts with: the yosys binary, its work directory
+// (created) and a log writer (io.Discard for nil).
+func yosysRun(dir string, log io.Writer) (yosys, workdir string, w io.Writer, err error) {
+	if yosys, err = toolYosys.find(); err != nil {
+		return "", "", nil, err
+	}
+	if log == nil {
+		log = io.Discard
+	}
+	if workdir, err = workDir(dir); err != nil {
+		return "", "", nil, err
+	}
+	return yosys, workdir, log, nil
 }

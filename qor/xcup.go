@@ -82,14 +82,8 @@ var (
 // With resources false only the depth is measured.
 func RunXCUP(ctx context.Context, u Unit, dir string, part Part, resources bool, log io.Writer) (*XCUPResult, error) {
 	start := time.Now()
-	yosys, err := toolYosys.find()
+	yosys, dir, log, err := yosysRun(dir, log)
 	if err != nil {
-		return nil, err
-	}
-	if log == nil {
-		log = io.Discard
-	}
-	if dir, err = workDir(dir); err != nil {
 		return nil, err
 	}
 	top := u.Name()
