@@ -195,7 +195,7 @@ func newQoRCmd(g *globals) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&block, "block", "all", "block to measure: all, or one of "+strings.Join(blocks.QoROrder, ", "))
-	f.StringVar(&target, "target", "all", "target: asic, xcup, ice40, a comma list of them, or all")
+	f.StringVar(&target, "target", "all", "target: asic, xcup, ice40, ecp5, a comma list of them, or all (asic, xcup and ice40)")
 	f.StringVar(&unitList, "unit", "", "measure only these units (modules) of the blocks, comma-separated")
 	f.StringVar(&out, "out", filepath.Join("out", "qor"), "work directory: generated RTL, netlists, reports, logs")
 	f.StringVar(&board, "board", "ice40-hx8k", "iCE40 board of the ice40 target")
