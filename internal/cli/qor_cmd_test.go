@@ -17,7 +17,7 @@ func TestQoRUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"qor", "--block", "nope"}, "unknown block \"nope\""},
-		{[]string{"qor", "--target", "vivado"}, "targets: asic, xcup, ice40, all"},
+		{[]string{"qor", "--target", "vivado"}, "targets: asic, xcup, ice40, ecp5, all"},
 		{[]string{"qor", "--board", "nope"}, "unknown board"},
 		{[]string{"qor", "--update-budgets"}, "--update-budgets needs --budgets FILE"},
 		{[]string{"qor", "--block", "sack", "--unit", "nope"}, "--unit nope: no such unit"},
