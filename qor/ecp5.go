@@ -9,31 +9,25 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/mrgen/mrgen/fpga"
 )
 
-// ECP5Device is the capacity of one Lattice ECP5 device: LUT4s (the family data sheet's table
-// of devices lists them in thousands: 12, 24, 44, 84), flip-flops (two per slice of two LUT4s,
-// one per LUT), sysMEM EBR blocks of 18 kbit, and 18x18 multipliers.
+// ECP5Device is the capacity of one Lattice ECP5 device: LUT4s, flip-flops (one per LUT4: a
+// slice holds two of each), sysMEM EBR blocks of 18 kbit, and 18x18 multipliers.
 type ECP5Device struct {
 	Name                   string
 	LUTs, FFs, EBR, Mult18 int
 }
 
-// ECP5Devices are the ECP5 family's sizes, smallest first (Lattice FPGA-DS-02012, table 1.1).
+// ECP5Devices are the ECP5 family's sizes from the 25F up, smallest first (Lattice's ECP5
+// family data sheet, FPGA-DS-02012; the 45F's figures are fpga's ecp5-45k board's). The LFE5UM
+// and LFE5UM5G devices have the fabric of the LFE5U of their size.
 var ECP5Devices = []ECP5Device{
-	{Name: "LFE5U-12F", LUTs: 12000, FFs: 12000, EBR: 32, Mult18: 28},
-	{Name: "LFE5U-25F", LUTs: 24000, FFs: 24000, EBR: 56, Mult18: 28},
-	{Name: "LFE5U-45F", LUTs: 44000, FFs: 44000, EBR: 108, Mult18: 72},
-	{Name: "LFE5U-85F", LUTs: 84000, FFs: 84000, EBR: 208, Mult18: 156},
+	{Name: "LFE5U-25F", LUTs: 24288, FFs: 24288, EBR: 56, Mult18: 28},
+	{Name: "LFE5U-45F", LUTs: 43848, FFs: 43848, EBR: 108, Mult18: 72},
+	{Name: "LFE5U-85F", LUTs: 83640, FFs: 83640, EBR: 208, Mult18: 156},
 }
-
-// ECP5 LUT4 positions per cell of synth_ecp5's netlist: a carry cell (CCU2C) is two LUT4s with
-// their carry logic; a 16x4 distributed RAM (TRELLIS_DPR16X4) is counted as three slices, the two
-// that hold its bits in RAM mode and the one its write port takes, six LUT4 positions.
-const (
-	ecp5LUTsPerCarry = 2
-	ecp5LUTsPerDPR   = 6
-)
 
 // ECP5DeviceFit is a unit's share of one device: the largest of its resource shares.
 type ECP5DeviceFit struct {
@@ -47,7 +41,7 @@ type ECP5DeviceFit struct {
 // device of the family. It is synthesis only: no place and route, no timing.
 type ECP5Result struct {
 	Unit   string `json:"unit"`
-	LUTs   int    `json:"luts"` // LUT4 positions: LUT4 cells, carry cells and distributed RAM
+	LUTs   int    `json:"luts"` // LUT4 positions (fpga.Board.Count's rule)
 	FFs    int    `json:"ffs"`
 	EBR    int    `json:"ebr"` // 18-kbit block RAMs (DP16KD, PDPW16KD)
 	Mult18 int    `json:"mult18"`
@@ -60,25 +54,12 @@ type ECP5Result struct {
 	Logs     map[string]string `json:"logs"`
 }
 
-// ecp5Counts reduces synth_ecp5's cell counts to the resources a device has.
+// ecp5Counts reduces synth_ecp5's cell counts to the resources a device has: LUT4 positions,
+// flip-flops and block RAMs by fpga's one rule for ECP5 netlists (Board.Count), and the 18x18
+// multipliers.
 func ecp5Counts(cells map[string]int) (luts, ffs, ebr, mult int) {
-	for typ, n := range cells {
-		switch typ {
-		case "LUT4":
-			luts += n
-		case "CCU2C":
-			luts += ecp5LUTsPerCarry * n
-		case "TRELLIS_DPR16X4":
-			luts += ecp5LUTsPerDPR * n
-		case "TRELLIS_FF":
-			ffs += n
-		case "DP16KD", "PDPW16KD":
-			ebr += n
-		case "MULT18X18D":
-			mult += n
-		}
-	}
-	return luts, ffs, ebr, mult
+	r := fpga.Board{Family: fpga.ECP5}.Count(cells)
+	return r.LUTs, r.FFs, r.RAMs, cells["MULT18X18D"]
 }
 
 // ecp5Fit is the unit's share of every device and the smallest it fits in.

@@ -191,8 +191,8 @@ func TestECP5CountsAndFit(t *testing.T) {
 		smallest             string
 	}{
 		{"logic only", map[string]int{"LUT4": 10000, "TRELLIS_FF": 5000, "PFUMX": 300}, 10000, 5000, 0, 0, "LFE5U-25F"},
-		{"carry and distributed RAM", map[string]int{"LUT4": 1000, "CCU2C": 100, "TRELLIS_DPR16X4": 10,
-			"TRELLIS_FF": 10}, 1000 + 200 + 60, 10, 0, 0, "LFE5U-12F"},
+		{"carry and distributed RAM", map[string]int{"LUT4": 18000, "CCU2C": 1000, "TRELLIS_DPR16X4": 10,
+			"TRELLIS_FF": 10}, 18000 + 2000 + 40, 10, 0, 0, "LFE5U-45F"},
 		{"block RAM decides", map[string]int{"LUT4": 100, "DP16KD": 100, "PDPW16KD": 20}, 100, 0, 120, 0, "LFE5U-85F"},
 		{"multipliers decide", map[string]int{"LUT4": 100, "MULT18X18D": 50}, 100, 0, 0, 50, "LFE5U-45F"},
 		{"too big for the family", map[string]int{"LUT4": 70000}, 70000, 0, 0, 0, ""},
@@ -225,8 +225,8 @@ func TestECP5SynthesizesAUnit(t *testing.T) {
 	require.Positive(t, r.Cells["CCU2C"], "the 32-bit increment is a carry chain: %v", r.Cells)
 	require.GreaterOrEqual(t, r.FFs, 32, "q")
 	require.Positive(t, r.EBR+r.Cells["TRELLIS_DPR16X4"], "the 64 x 32 table is a RAM, not flip-flops: %v", r.Cells)
-	require.Equal(t, "LFE5U-12F", r.Smallest)
-	require.Contains(t, r.Summary(), "smallest device LFE5U-12F")
+	require.Equal(t, "LFE5U-25F", r.Smallest)
+	require.Contains(t, r.Summary(), "smallest device LFE5U-25F")
 }
 
 func shiftVerilog(n int) string {
