@@ -115,10 +115,6 @@ func RunPlacement(ctx context.Context, opt Options) (*Result, error) {
 	})
 }
 
-// plRegionHold is how many cycles after a region operation is taken nothing else is (it is in
-// flight through q, c, e and wb when no output is held).
-const plRegionHold = 4
-
 // plStallLimit is the number of cycles without any handshake after which the RTL is declared
 // stuck (the longest legitimate pause is the post-reset clear).
 const plStallLimit = 100_000
@@ -170,9 +166,7 @@ func runPlacement(ctx context.Context, lib *verilator.Library, u *hdlpl.Unit, k 
 	// What the RTL's accept stage knows of the operations taken before: the stream table entry
 	// (conn × streams + stream, in SIW bits) of the one taken in the cycle before, and when the
 	// last region operation was taken.
-	sidx := func(conn uint16, stream uint8) int {
-		return (int(conn)*u.Streams + int(stream)) & (1<<u.SIW - 1)
-	}
+	sidx := func(conn uint16, stream uint8) int { return u.StreamIndex(int(conn), int(stream)) }
 	busSidx, prevSidx := -1, -1
 	regionTaken := int64(-100)
 	var cycle, lastProgress uint64
@@ -372,7 +366,7 @@ func runPlacement(ctx context.Context, lib *verilator.Library, u *hdlpl.Unit, k 
 				res.Counts["desc_low_ctl"]++
 			case blocked(pt.resValid, resReady) || blocked(pt.dmaValid, dmaReady) || blocked(pt.octlValid, ctlReady):
 				res.Counts["desc_low_backpressure"]++
-			case int64(now)-regionTaken <= plRegionHold:
+			case int64(now)-regionTaken <= hdlpl.RegionHold:
 				res.Counts["desc_low_region"]++
 			case busSidx >= 0 && busSidx == prevSidx:
 				res.Counts["desc_low_hazard"]++

@@ -79,6 +79,25 @@ func (b Board) Count(cells map[string]int) Resources {
 	return r
 }
 
+// ECP5Device is one Lattice ECP5 device: its logic in the units Count reports (LUT4s, one
+// flip-flop per LUT4, 18-kbit EBR) and its 18x18 multipliers.
+type ECP5Device struct {
+	Name     string
+	Capacity Resources
+	Mult18   int
+}
+
+// The ECP5 family from the 25F up, smallest first (Lattice's ECP5 family data sheet,
+// FPGA-DS-02012). The LFE5UM and LFE5UM5G devices have the fabric of the LFE5U of their size.
+var ecp5Devices = []ECP5Device{
+	{Name: "LFE5U-25F", Capacity: Resources{LUTs: 24288, FFs: 24288, RAMs: 56}, Mult18: 28},
+	{Name: "LFE5U-45F", Capacity: Resources{LUTs: 43848, FFs: 43848, RAMs: 108}, Mult18: 72},
+	{Name: "LFE5U-85F", Capacity: Resources{LUTs: 83640, FFs: 83640, RAMs: 208}, Mult18: 156},
+}
+
+// ECP5Devices lists the ECP5 devices, smallest first.
+func ECP5Devices() []ECP5Device { return append([]ECP5Device(nil), ecp5Devices...) }
+
 var boards = []Board{
 	{
 		Name: "ice40-hx8k", Family: ICE40, Device: "hx8k", Package: "ct256",
@@ -92,7 +111,7 @@ var boards = []Board{
 	},
 	{
 		Name: "ecp5-45k", Family: ECP5, Device: "lfe5u-45f", Package: "CABGA381",
-		Capacity: Resources{LUTs: 43848, FFs: 43848, RAMs: 108},
+		Capacity: ecp5Devices[1].Capacity, // LFE5U-45F
 		Note: "synthesis only: no ECP5 place-and-route (nextpnr-ecp5/prjtrellis) is available, " +
 			"so Fmax is not measured (fmax_mhz 0)",
 	},

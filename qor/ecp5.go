@@ -13,22 +13,6 @@ import (
 	"github.com/mrgen/mrgen/fpga"
 )
 
-// ECP5Device is the capacity of one Lattice ECP5 device: LUT4s, flip-flops (one per LUT4: a
-// slice holds two of each), sysMEM EBR blocks of 18 kbit, and 18x18 multipliers.
-type ECP5Device struct {
-	Name                   string
-	LUTs, FFs, EBR, Mult18 int
-}
-
-// ECP5Devices are the ECP5 family's sizes from the 25F up, smallest first (Lattice's ECP5
-// family data sheet, FPGA-DS-02012; the 45F's figures are fpga's ecp5-45k board's). The LFE5UM
-// and LFE5UM5G devices have the fabric of the LFE5U of their size.
-var ECP5Devices = []ECP5Device{
-	{Name: "LFE5U-25F", LUTs: 24288, FFs: 24288, EBR: 56, Mult18: 28},
-	{Name: "LFE5U-45F", LUTs: 43848, FFs: 43848, EBR: 108, Mult18: 72},
-	{Name: "LFE5U-85F", LUTs: 83640, FFs: 83640, EBR: 208, Mult18: 156},
-}
-
 // ECP5DeviceFit is a unit's share of one device: the largest of its resource shares.
 type ECP5DeviceFit struct {
 	Device string  `json:"device"`
@@ -62,13 +46,15 @@ func ecp5Counts(cells map[string]int) (luts, ffs, ebr, mult int) {
 	return r.LUTs, r.FFs, r.RAMs, cells["MULT18X18D"]
 }
 
-// ecp5Fit is the unit's share of every device and the smallest it fits in.
+// ecp5Fit is the unit's share of every ECP5 device (fpga.ECP5Devices) and the smallest it
+// fits in.
 func ecp5Fit(luts, ffs, ebr, mult int) ([]ECP5DeviceFit, string) {
 	var out []ECP5DeviceFit
 	smallest := ""
-	for _, d := range ECP5Devices {
-		share := max(float64(luts)/float64(d.LUTs), float64(ffs)/float64(d.FFs),
-			float64(ebr)/float64(d.EBR), float64(mult)/float64(d.Mult18))
+	for _, d := range fpga.ECP5Devices() {
+		c := d.Capacity
+		share := max(float64(luts)/float64(c.LUTs), float64(ffs)/float64(c.FFs),
+			float64(ebr)/float64(c.RAMs), float64(mult)/float64(d.Mult18))
 		f := ECP5DeviceFit{Device: d.Name, Share: math.Round(share*1000) / 1000, Fits: share <= FitFraction}
 		if f.Fits && smallest == "" {
 			smallest = d.Name

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mrgen/mrgen/config"
+	"github.com/mrgen/mrgen/fpga"
 	"github.com/mrgen/mrgen/hdl"
 )
 
@@ -203,9 +204,9 @@ func TestECP5CountsAndFit(t *testing.T) {
 			require.Equal(t, []int{tc.luts, tc.ffs, tc.ebr, tc.mult}, []int{luts, ffs, ebr, mult})
 			devs, smallest := ecp5Fit(luts, ffs, ebr, mult)
 			require.Equal(t, tc.smallest, smallest)
-			require.Len(t, devs, len(ECP5Devices))
+			require.Len(t, devs, len(fpga.ECP5Devices()))
 			for i, d := range devs {
-				require.Equal(t, ECP5Devices[i].Name, d.Device)
+				require.Equal(t, fpga.ECP5Devices()[i].Name, d.Device)
 				require.Equal(t, d.Share <= FitFraction, d.Fits, d.Device)
 			}
 		})

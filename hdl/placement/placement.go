@@ -228,6 +228,17 @@ var in, out = hdl.In, hdl.Out
 // entry): the read-modify-write spans two register stages.
 const EntryII = 2
 
+// RegionHold is how many cycles after a region operation (register, deregister, restore
+// generation) is taken nothing else is: it is in flight through q, c, e and wb.
+const RegionHold = 4
+
+// StreamIndex is the stream table's entry of (conn, stream) as the engine addresses it:
+// conn × streams + stream in the index's width (a descriptor out of range aliases an entry; it
+// changes nothing there).
+func (u *Unit) StreamIndex(conn, stream int) int {
+	return (conn*u.Streams + stream) & (1<<u.SIW - 1)
+}
+
 // Port widths that follow the wire format (so a descriptor the parser should have refused is
 // representable and rule 1 is testable).
 const (
