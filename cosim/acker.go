@@ -177,7 +177,7 @@ var errTraceDone = errors.New("cosim: trace window written")
 func maxAckerCycles(u *hdlacker.Unit) int { return 16 + 4*(2*u.P.Conns+u.DQ+u.GQ) }
 
 func runAcker(ctx context.Context, lib *verilator.Library, u *hdlacker.Unit, k ackerKnobs, opt Options, traceAt int64) (*Result, *Mismatch, error) {
-	m, err := lib.New()
+	m, err := newModel(lib, opt)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -44,6 +44,24 @@ type Options struct {
 	// Pcap, when not empty, is where the closed loop writes the last frames in and out of the
 	// device under test when it stops on a mismatch.
 	Pcap string
+	// Observe, when set, is asked for an observer of each model the run makes (verilator.Model.
+	// Observe): the handoff records a block's transactions this way.
+	Observe func(lib *verilator.Library) (verilator.Observer, error)
+}
+
+// newModel makes a fresh instance of lib's model with opt's observer attached.
+func newModel(lib *verilator.Library, opt Options) (*verilator.Model, error) {
+	m, err := lib.New()
+	if err != nil || opt.Observe == nil {
+		return m, err
+	}
+	o, err := opt.Observe(lib)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	m.Observe(o)
+	return m, nil
 }
 
 // Result is the JSON contract of `mrgen cosim` (DESIGN.md).

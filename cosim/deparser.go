@@ -266,7 +266,7 @@ func (w *deparserWindow) trim(i int) {
 // runDeparser is the lockstep loop. traceAt ≥ 0 dumps a VCD window around that cycle.
 func runDeparser(ctx context.Context, lib *verilator.Library, u *hdldeparser.Unit, k deparserKnobs, opt Options,
 	traceAt int64, onFrame func(f *deparserFrame, got []byte)) (*Result, *Mismatch, error) {
-	m, err := lib.New()
+	m, err := newModel(lib, opt)
 	if err != nil {
 		return nil, nil, err
 	}

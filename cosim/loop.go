@@ -300,7 +300,7 @@ func RunLoop(ctx context.Context, opt Options) (*Result, error) {
 }
 
 func runLoop(ctx context.Context, lib *verilator.Library, nic *pipeline.NIC, k loopKnobs, opt Options, traceAt int64) (*Result, *Mismatch, error) {
-	m, err := lib.New()
+	m, err := newModel(lib, opt)
 	if err != nil {
 		return nil, nil, err
 	}

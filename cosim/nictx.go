@@ -151,7 +151,7 @@ func RunNicTx(ctx context.Context, opt Options) (*Result, error) {
 // runNicTx is the lockstep loop. traceAt ≥ 0 dumps a VCD window around that cycle.
 func runNicTx(ctx context.Context, lib *verilator.Library, t *pipeline.Tx, k nicTxKnobs, opt Options,
 	traceAt int64) (*Result, *Mismatch, error) {
-	m, err := lib.New()
+	m, err := newModel(lib, opt)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -166,7 +166,7 @@ type payloadExp struct {
 
 // runParser is the lockstep loop. traceAt ≥ 0 dumps a VCD window around that cycle.
 func runParser(ctx context.Context, lib *verilator.Library, u *hdlparser.Unit, k parserKnobs, opt Options, traceAt int64, tap FrameTap) (*Result, *Mismatch, error) {
-	m, err := lib.New()
+	m, err := newModel(lib, opt)
 	if err != nil {
 		return nil, nil, err
 	}

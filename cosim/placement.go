@@ -121,7 +121,7 @@ const plStallLimit = 100_000
 
 // runPlacement is the lockstep loop. traceAt ≥ 0 dumps a VCD window around that cycle.
 func runPlacement(ctx context.Context, lib *verilator.Library, u *hdlpl.Unit, k plKnobs, opt Options, traceAt int64) (*Result, *Mismatch, error) {
-	m, err := lib.New()
+	m, err := newModel(lib, opt)
 	if err != nil {
 		return nil, nil, err
 	}

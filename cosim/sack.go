@@ -124,7 +124,7 @@ const vcdBefore, vcdAfter = 64, 8
 
 // runSack is the lockstep loop. traceAt ≥ 0 dumps a VCD window around that cycle.
 func runSack(ctx context.Context, lib *verilator.Library, u *hdlsack.Unit, k sackKnobs, opt Options, traceAt int64) (*Result, *Mismatch, error) {
-	m, err := lib.New()
+	m, err := newModel(lib, opt)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -265,7 +265,7 @@ func maxSenderCycles(u *hdlsender.Unit) int {
 }
 
 func runSender(ctx context.Context, lib *verilator.Library, u *hdlsender.Unit, k senderKnobs, opt Options, traceAt int64) (*Result, *Mismatch, error) {
-	m, err := lib.New()
+	m, err := newModel(lib, opt)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -148,7 +148,7 @@ func RunWindow(ctx context.Context, opt Options) (*Result, error) {
 // urgent after ScanStarve advancing cycles without a scan. The predicted readies are compared
 // with the RTL's every cycle.
 func runWindow(ctx context.Context, lib *verilator.Library, u *hdlwindow.Unit, k windowKnobs, opt Options, traceAt int64) (*Result, *Mismatch, error) {
-	m, err := lib.New()
+	m, err := newModel(lib, opt)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -154,6 +154,20 @@ func (d *Design) SubtreeDigest(module string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// Subtree is module and every module instantiated below it, each once, in the order a depth-first
+// walk meets them (module first).
+func (d *Design) Subtree(module string) []string {
+	seen := map[string]bool{}
+	var out []string
+	d.walkInstances(module, func(m string) {
+		if !seen[m] {
+			seen[m] = true
+			out = append(out, m)
+		}
+	})
+	return out
+}
+
 // walkInstances visits module and, depth first, every module instantiated below it, once per
 // instance (64 levels at most).
 func (d *Design) walkInstances(module string, visit func(m string)) {

@@ -183,7 +183,16 @@ type Model struct {
 	cycle             uint64
 	tracing           bool
 	cleanup           runtime.Cleanup
+	observe           Observer
 }
+
+// Observer sees every simulated cycle of a Model: the cycle's inputs and the outputs just before
+// its rising edge, as Step takes and returns them. It must not keep the slices.
+type Observer func(in, out []uint32)
+
+// Observe makes o see every following cycle (nil stops it). Recording a run's transactions for
+// export (the handoff's vectors) uses it; a model without an observer pays nothing for it.
+func (m *Model) Observe(o Observer) { m.observe = o }
 
 // Library is the library the model was made from.
 func (m *Model) Library() *Library { return m.lib }
@@ -210,6 +219,9 @@ func (m *Model) Step(in, out []uint32) error {
 	C.mrgen_call_step(m.step, m.inst, words(in), words(out))
 	m.cycle++
 	runtime.KeepAlive(m)
+	if m.observe != nil {
+		m.observe(in[:m.inWords], out[:m.outWords])
+	}
 	return nil
 }
 
@@ -232,6 +244,11 @@ func (m *Model) StepN(in, out []uint32, n int) error {
 	C.mrgen_call_step_n(m.stepN, m.inst, words(in), words(out), C.uint64_t(n))
 	m.cycle += uint64(n)
 	runtime.KeepAlive(m)
+	if m.observe != nil {
+		for i := range n {
+			m.observe(in[i*m.inWords:(i+1)*m.inWords], out[i*m.outWords:(i+1)*m.outWords])
+		}
+	}
 	return nil
 }
 

@@ -1,0 +1,332 @@
+package handoff
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sort"
+	"strings"
+
+	"github.com/mrgen/mrgen/config"
+	"github.com/mrgen/mrgen/cosim"
+	"github.com/mrgen/mrgen/gen"
+	"github.com/mrgen/mrgen/internal/blocks"
+	"github.com/mrgen/mrgen/verilator"
+)
+
+// Options configure one bundle.
+type Options struct {
+	Config     config.Config
+	ConfigPath string
+	Version    string // the generator's version
+	Out        string // the bundle's folder
+	Force      bool   // replace a non-empty Out
+	Packets    int    // packets per recorded scenario
+	Seed       uint64
+	CacheDir   string    // Verilated models ("" = default)
+	Log        io.Writer // progress; nil discards
+}
+
+// ErrExists is returned when Out is a non-empty folder and Force is not set.
+var ErrExists = errors.New("handoff: the output folder exists and is not empty (use --force to replace it)")
+
+// Recording is one block's replayable run: the cosim block and scenario it comes from.
+type Recording struct {
+	Block, Module, Scenario string
+	run                     func(ctx context.Context, opt cosim.Options) (*cosim.Result, error)
+}
+
+// Recordings are the runs the bundle's vectors come from: every SACK scenario that resets only
+// at its start (random and reset reset in the middle of traffic, which a replay at other timing
+// cannot reproduce).
+func Recordings() []Recording {
+	var out []Recording
+	for _, sc := range []string{"in-order", "single-loss", "burst-loss", "reorder", "duplicates", "window-edge",
+		"wraparound", "back-to-back", "line-rate", "all-paths", "ack-loss", "backpressure", "peek", "path-init"} {
+		out = append(out, Recording{Block: "sack", Module: "sack_unit", Scenario: sc, run: cosim.RunSack})
+	}
+	return out
+}
+
+// Summary is what Build reports.
+type Summary struct {
+	Out          string         `json:"out"`
+	Files        int            `json:"files"`
+	Bytes        int64          `json:"bytes"`
+	Transactions map[string]int `json:"transactions"` // per module, over its recordings
+	Commit       string         `json:"commit"`
+}
+
+// Commit is the git commit the running binary was built from ("unknown" when Go did not stamp
+// it, as in tests), with "+dirty" for a modified tree.
+func Commit() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	rev, dirty := "unknown", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if dirty {
+		rev += "+dirty"
+	}
+	return rev
+}
+
+// Build writes the bundle: into a temporary folder beside Out, renamed into place at the end, so
+// a failure leaves nothing half-written.
+func Build(ctx context.Context, opt Options) (*Summary, error) {
+	if opt.Packets <= 0 {
+		return nil, fmt.Errorf("handoff: packets %d: must be > 0", opt.Packets)
+	}
+	if entries, err := os.ReadDir(opt.Out); err == nil && len(entries) > 0 && !opt.Force {
+		return nil, ErrExists
+	}
+	parent := filepath.Dir(filepath.Clean(opt.Out))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, fmt.Errorf("handoff: %w", err)
+	}
+	tmp, err := os.MkdirTemp(parent, ".handoff-")
+	if err != nil {
+		return nil, fmt.Errorf("handoff: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	sum, err := build(ctx, opt, tmp)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.RemoveAll(opt.Out); err != nil {
+		return nil, fmt.Errorf("handoff: replace %s: %w", opt.Out, err)
+	}
+	if err := os.Rename(tmp, opt.Out); err != nil {
+		return nil, fmt.Errorf("handoff: %w", err)
+	}
+	sum.Out = opt.Out
+	return sum, nil
+}
+
+func logf(w io.Writer, format string, a ...any) {
+	if w != nil {
+		fmt.Fprintf(w, format, a...)
+	}
+}
+
+func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
+	commit := Commit()
+	st := blocks.Stamp(opt.Version, opt.ConfigPath, opt.Config)
+	files := map[string][]byte{}
+	rtl, err := designFiles(opt.Config, st, files)
+	if err != nil {
+		return nil, err
+	}
+	sum := &Summary{Transactions: map[string]int{}, Commit: commit}
+	recs := Recordings()
+	maxN := map[string]int{}
+	ifaces := map[string]*Interface{}
+	for _, r := range recs {
+		logf(opt.Log, "handoff: recording %s %s (%d packets)\n", r.Module, r.Scenario, opt.Packets)
+		var rec *Recorder
+		res, err := r.run(ctx, cosim.Options{Config: opt.Config, Scenario: r.Scenario, Seed: opt.Seed,
+			Packets: opt.Packets, Stamp: st, CacheDir: opt.CacheDir, Log: nil,
+			Observe: func(lib *verilator.Library) (verilator.Observer, error) {
+				var err error
+				rec, err = NewRecorder(lib.Module(), lib.Layout())
+				if err != nil {
+					return nil, err
+				}
+				ifaces[r.Module] = rec.it
+				return rec.Observe, nil
+			}})
+		if err != nil {
+			return nil, fmt.Errorf("handoff: record %s %s: %w", r.Module, r.Scenario, err)
+		}
+		if res.Mismatches != 0 || rec == nil {
+			return nil, fmt.Errorf("handoff: record %s %s: %d mismatches against golden", r.Module, r.Scenario,
+				res.Mismatches)
+		}
+		vdir := filepath.Join(dir, "vectors", r.Module, r.Scenario)
+		meta := Meta{Scenario: r.Scenario, Seed: opt.Seed, ConfigHash: opt.Config.Hash(), Coverage: res.Counts}
+		if err := rec.Write(vdir, meta); err != nil {
+			return nil, fmt.Errorf("handoff: record %s %s: %w", r.Module, r.Scenario, err)
+		}
+		for _, s := range rec.streams {
+			maxN[r.Module] = max(maxN[r.Module], len(s.tx))
+		}
+		sum.Transactions[r.Module] += rec.Transactions()
+	}
+	modules := make([]string, 0, len(ifaces))
+	for m := range ifaces {
+		modules = append(modules, m)
+	}
+	sort.Strings(modules)
+	for _, m := range modules {
+		banner := fmt.Sprintf("// tb_%s.v -- generated by mrgen %s (%s) -- do not edit\n// Replays the recordings "+
+			"under vectors/%s/ (verify.sh runs it under Icarus and Verilator).\n", m, opt.Version, commit, m)
+		files["tb/tb_"+m+".v"] = []byte(Testbench(ifaces[m], maxN[m], banner))
+		list, err := moduleFiles(rtl, m)
+		if err != nil {
+			return nil, err
+		}
+		files["tb/"+m+".f"] = []byte(strings.Join(append(list, "tb/tb_"+m+".v"), "\n") + "\n")
+	}
+	files["verify.sh"] = []byte(verifyScript(modules))
+	files["README.md"] = []byte(readme(opt, commit, modules, sum.Transactions))
+	files["CHECKLIST.md"] = []byte(checklist(modules))
+	for path, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return nil, fmt.Errorf("handoff: %w", err)
+		}
+		mode := os.FileMode(0o644)
+		if strings.HasSuffix(path, ".sh") {
+			mode = 0o755
+		}
+		if err := os.WriteFile(p, content, mode); err != nil {
+			return nil, fmt.Errorf("handoff: %w", err)
+		}
+	}
+	return sum, writeManifest(dir, opt, commit, sum)
+}
+
+// designFiles renders the NIC and every recorded block for the configuration into files: logic
+// modules under rtl/, the memory models under memories/models/ (kept apart, for the team's
+// macros), the memory list, the SDC and filelist.f. It returns each module's file, by name.
+func designFiles(c config.Config, st gen.Stamp, files map[string][]byte) (*rtlSet, error) {
+	rtl := &rtlSet{path: map[string]string{}}
+	var order []string
+	var top *gen.Design
+	for _, block := range []string{"nic", "sack"} {
+		d, err := blocks.Generate(block, c, st, nil)
+		if err != nil {
+			return nil, fmt.Errorf("handoff: %w", err)
+		}
+		if block == "nic" {
+			top = d
+		}
+		rtl.designs = append(rtl.designs, d)
+		for _, f := range d.Files {
+			name, ok := strings.CutPrefix(f.Path, "rtl/")
+			if !ok {
+				continue
+			}
+			path := "rtl/" + name
+			if strings.HasPrefix(name, "mrgen_") {
+				path = "memories/models/" + name
+			}
+			if old, ok := files[path]; ok {
+				if string(old) != string(f.Content) {
+					return nil, fmt.Errorf("handoff: %s renders differently in block %s", name, block)
+				}
+				continue
+			}
+			files[path] = f.Content
+			rtl.path[strings.TrimSuffix(name, ".v")] = path
+			order = append(order, path)
+		}
+	}
+	for _, f := range top.Files {
+		switch {
+		case f.Path == "memories.json" || f.Path == "memories.md":
+			files["memories/"+f.Path] = f.Content
+		case strings.HasPrefix(f.Path, "constraints/"):
+			files[f.Path] = f.Content
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		return strings.HasPrefix(order[i], "memories/") && !strings.HasPrefix(order[j], "memories/")
+	})
+	files["filelist.f"] = []byte(strings.Join(order, "\n") + "\n")
+	return rtl, nil
+}
+
+// rtlSet is the rendered designs and where each module's file went in the bundle.
+type rtlSet struct {
+	designs []*gen.Design
+	path    map[string]string
+}
+
+// moduleFiles lists the files a module needs (itself and every module below it), memory models
+// first.
+func moduleFiles(rtl *rtlSet, top string) ([]string, error) {
+	for _, d := range rtl.designs {
+		if _, ok := d.Descriptions[top]; !ok {
+			continue
+		}
+		var mems, logic []string
+		for _, m := range d.Subtree(top) {
+			p, ok := rtl.path[m]
+			if !ok {
+				return nil, fmt.Errorf("handoff: no file for module %s under %s", m, top)
+			}
+			if strings.HasPrefix(p, "memories/") {
+				mems = append(mems, p)
+			} else {
+				logic = append(logic, p)
+			}
+		}
+		sort.Strings(mems)
+		return append(mems, logic...), nil
+	}
+	return nil, fmt.Errorf("handoff: no design renders module %s", top)
+}
+
+func writeManifest(dir string, opt Options, commit string, sum *Summary) error {
+	hashes := map[string]string{}
+	var paths []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		h := sha256.Sum256(b)
+		hashes[rel] = hex.EncodeToString(h[:])
+		paths = append(paths, rel)
+		sum.Files++
+		sum.Bytes += int64(len(b))
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("handoff: manifest: %w", err)
+	}
+	man := map[string]any{"generator": "mrgen", "version": opt.Version, "commit": commit,
+		"config": opt.Config.Name, "config_hash": opt.Config.Hash(), "seed": opt.Seed,
+		"packets_per_recording": opt.Packets, "files": hashes}
+	js, err := json.MarshalIndent(man, "", "  ")
+	if err != nil {
+		return fmt.Errorf("handoff: manifest: %w", err)
+	}
+	js = append(js, '\n')
+	if err := os.WriteFile(filepath.Join(dir, "manifest.json"), js, 0o644); err != nil {
+		return fmt.Errorf("handoff: %w", err)
+	}
+	h := sha256.Sum256(js)
+	hashes["manifest.json"] = hex.EncodeToString(h[:])
+	paths = append(paths, "manifest.json")
+	sort.Strings(paths)
+	var b strings.Builder
+	for _, p := range paths {
+		fmt.Fprintf(&b, "%s  %s\n", hashes[p], p)
+	}
+	sum.Files += 2
+	sum.Bytes += int64(len(js) + b.Len())
+	return os.WriteFile(filepath.Join(dir, "SHA256SUMS"), []byte(b.String()), 0o644)
+}

@@ -1,0 +1,172 @@
+package handoff
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/mrgen/mrgen/hdl"
+)
+
+// Testbench renders tb_<module>.v: a self-checking testbench in plain Verilog (Icarus -g2012 and
+// Verilator --binary --timing) that replays one recording of the module's vectors. It reads the
+// recording's folder from +vectors=DIR, drives every input stream from its file with seeded
+// random gaps (+seed=N, +valid_pct=P), drives every output stream's ready at random
+// (+ready_pct=P), compares each output transaction in order with the expected one (so any
+// latency passes), holds the side inputs at the recorded values, then, with every stream done,
+// idles for a while, treats any further output as a failure, compares the status outputs when
+// the recording had settled, prints "N passed, M failed" and ends with $fatal on a failure.
+// maxN bounds every stream's transactions over the recordings it will replay.
+func Testbench(it *Interface, maxN int, banner string) string {
+	m := it.Module
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	w("%s", banner)
+	w("`timescale 1ns / 1ps\n`default_nettype none\n\n")
+	w("module tb_%s;\n", m.Name)
+	w("  localparam integer MAXN = %d;          // lines per stream file, the end mark included\n", maxN+1)
+	w("  localparam integer STALL_LIMIT = 200000; // cycles without a transaction before giving up\n")
+	w("  localparam integer DRAIN = 64;           // idle cycles after the last transaction\n\n")
+	w("  reg clk = 1'b0;\n  always #5 clk = ~clk;\n")
+	resetOn, resetOff := "1'b1", "1'b0"
+	if m.Reset == "rst_n" {
+		resetOn, resetOff = "1'b0", "1'b1"
+	}
+	w("  reg %s = %s;\n", m.Reset, resetOn)
+	w("  string dir;\n  integer seed, valid_pct, ready_pct;\n")
+	w("  reg run;                        // out of reset, replaying\n")
+	w("  integer cycle, idle, drained;\n\n")
+	// The device's ports.
+	for _, p := range m.Ports {
+		if p.Name == m.Clock || p.Name == m.Reset {
+			continue
+		}
+		w("  wire %s%s;\n", rangeOf(p.Width), p.Name)
+	}
+	w("\n  %s dut (\n", m.Name)
+	for i, p := range m.Ports {
+		sep := ","
+		if i == len(m.Ports)-1 {
+			sep = ""
+		}
+		w("    .%s(%s)%s\n", p.Name, p.Name, sep)
+	}
+	w("  );\n\n")
+	// xorshift32, one state per stream.
+	w("  function automatic [31:0] xs(input [31:0] s);\n    reg [31:0] t;\n    begin\n")
+	w("      t = s ^ (s << 13);\n      t = t ^ (t >> 17);\n      xs = t ^ (t << 5);\n    end\n  endfunction\n\n")
+	if n := width(it.Side); n > 0 {
+		w("  reg [%d:0] side_v [0:0];\n  assign {%s} = side_v[0][%d:0];\n\n", n, names(it.Side), n-1)
+	}
+	var doneTerms, failTerms, passTerms, takeTerms []string
+	for _, s := range it.Streams {
+		n := s.Width()
+		id := s.Name
+		w("  // %s: %s\n", id, fieldList(s.Payload))
+		w("  reg [%d:0] v_%s [0:MAXN-1];\n", n, id)
+		w("  integer i_%s, pass_%s, fail_%s;\n  reg [31:0] rnd_%s;\n", id, id, id, id)
+		if s.Input {
+			w("  reg val_%s;\n  reg [%d:0] dat_%s;\n", id, n-1, id)
+			w("  assign %s = val_%s;\n", s.Valid(), id)
+			if n > 0 {
+				w("  assign {%s} = dat_%s;\n", names(s.Payload), id)
+			}
+			w("  wire take_%s = val_%s && %s;\n", id, id, s.Ready())
+			w("  wire [31:0] nxt_%s = i_%s + (take_%s ? 1 : 0);\n", id, id, id)
+			w("  always @(posedge clk) begin\n")
+			w("    rnd_%s <= xs(rnd_%s);\n", id, id)
+			w("    if (!run) begin\n      val_%s <= 1'b0;\n    end else begin\n", id)
+			w("      i_%s <= nxt_%s;\n", id, id)
+			w("      if (!val_%s || take_%s) begin\n", id, id)
+			w("        val_%s <= (v_%s[nxt_%s][%d] === 1'b1) && ((rnd_%s %% 100) < valid_pct);\n", id, id, id, n, id)
+			w("        dat_%s <= v_%s[nxt_%s][%d:0];\n      end\n    end\n  end\n", id, id, id, max(n-1, 0))
+			w("  wire done_%s = !val_%s && (v_%s[i_%s][%d] !== 1'b1);\n\n", id, id, id, id, n)
+			takeTerms = append(takeTerms, "take_"+id)
+		} else {
+			w("  reg rdy_%s;\n  assign %s = rdy_%s;\n", id, s.Ready(), id)
+			w("  wire [%d:0] got_%s = {%s};\n", n-1, id, names(s.Payload))
+			w("  wire take_%s = %s && rdy_%s;\n", id, s.Valid(), id)
+			w("  always @(posedge clk) begin\n")
+			w("    rnd_%s <= xs(rnd_%s);\n", id, id)
+			w("    rdy_%s <= run && ((rnd_%s %% 100) < ready_pct);\n", id, id)
+			w("    if (run && take_%s) begin\n", id)
+			w("      if (v_%s[i_%s][%d] !== 1'b1) begin\n", id, id, n)
+			w("        fail_%s <= fail_%s + 1;\n", id, id)
+			w("        $display(\"FAIL %s #%%0d: unexpected output %%h\", i_%s, got_%s);\n", id, id, id)
+			w("      end else if (got_%s !== v_%s[i_%s][%d:0]) begin\n", id, id, id, n-1)
+			w("        fail_%s <= fail_%s + 1;\n", id, id)
+			w("        $display(\"FAIL %s #%%0d: got %%h, expected %%h\", i_%s, got_%s, v_%s[i_%s][%d:0]);\n",
+				id, id, id, id, id, n-1)
+			w("      end else begin\n        pass_%s <= pass_%s + 1;\n      end\n", id, id)
+			w("      i_%s <= i_%s + 1;\n    end\n  end\n", id, id)
+			w("  wire done_%s = (v_%s[i_%s][%d] !== 1'b1);\n\n", id, id, id, n)
+			takeTerms = append(takeTerms, "take_"+id)
+		}
+		doneTerms = append(doneTerms, "done_"+id)
+		passTerms = append(passTerms, "pass_"+id)
+		failTerms = append(failTerms, "fail_"+id)
+	}
+	sw := width(it.Status)
+	if sw > 0 {
+		w("  reg [%d:0] status_v [0:0];\n  wire [%d:0] status_now = {%s};\n\n", sw, sw-1, names(it.Status))
+	}
+	w("  wire all_done = %s;\n", strings.Join(doneTerms, " && "))
+	w("  wire any_take = %s;\n\n", strings.Join(takeTerms, " || "))
+	w("  integer passed, failed;\n")
+	w("  initial begin\n")
+	w("    if (!$value$plusargs(\"vectors=%%s\", dir)) dir = \".\";\n")
+	w("    if (!$value$plusargs(\"seed=%%d\", seed)) seed = 1;\n")
+	w("    if (!$value$plusargs(\"valid_pct=%%d\", valid_pct)) valid_pct = 80;\n")
+	w("    if (!$value$plusargs(\"ready_pct=%%d\", ready_pct)) ready_pct = 70;\n")
+	for i, s := range it.Streams {
+		w("    $readmemh($sformatf(\"%%s/%s.hex\", dir), v_%s);\n", s.Name, s.Name)
+		w("    i_%s = 0; pass_%s = 0; fail_%s = 0; rnd_%s = seed * 32'h9E3779B1 + 32'd%d;\n",
+			s.Name, s.Name, s.Name, s.Name, 7919*(i+1))
+		w("    if (rnd_%s == 0) rnd_%s = 32'd1;\n", s.Name, s.Name)
+	}
+	if width(it.Side) > 0 {
+		w("    $readmemh($sformatf(\"%%s/side.hex\", dir), side_v);\n")
+	}
+	if sw > 0 {
+		w("    $readmemh($sformatf(\"%%s/status.hex\", dir), status_v);\n")
+	}
+	w("    run = 1'b0; cycle = 0; idle = 0; drained = 0;\n")
+	w("    repeat (8) @(posedge clk);\n    %s <= %s;\n    @(posedge clk);\n    run <= 1'b1;\n", m.Reset, resetOff)
+	w("    while (!(all_done && drained >= DRAIN) && idle < STALL_LIMIT) begin\n")
+	w("      @(posedge clk);\n      cycle = cycle + 1;\n")
+	w("      idle = any_take ? 0 : idle + 1;\n")
+	w("      drained = all_done ? drained + 1 : 0;\n    end\n")
+	w("    @(posedge clk);\n")
+	w("    passed = %s;\n    failed = %s;\n", strings.Join(passTerms, " + "), strings.Join(failTerms, " + "))
+	w("    if (idle >= STALL_LIMIT) begin\n      failed = failed + 1;\n")
+	w("      $display(\"FAIL stalled: no transaction for %%0d cycles at cycle %%0d\", STALL_LIMIT, cycle);\n")
+	for _, s := range it.Streams {
+		w("      $display(\"  %s at %%0d\", i_%s);\n", s.Name, s.Name)
+	}
+	w("    end\n")
+	if sw > 0 {
+		w("    if (status_v[0][%d] === 1'b1) begin\n", sw)
+		w("      if (status_now !== status_v[0][%d:0]) begin\n        failed = failed + 1;\n", sw-1)
+		w("        $display(\"FAIL status {%s}: got %%h, expected %%h\", status_now, status_v[0][%d:0]);\n",
+			names(it.Status), sw-1)
+		w("      end else begin\n        passed = passed + 1;\n      end\n    end\n")
+	}
+	w("    $display(\"tb_%s: %%0d passed, %%0d failed (%%0d cycles, seed %%0d)\", passed, failed, cycle, seed);\n", m.Name)
+	w("    if (failed != 0) $fatal(1, \"tb_%s: FAILED\");\n", m.Name)
+	w("    $finish;\n  end\nendmodule\n")
+	return b.String()
+}
+
+func rangeOf(width int) string {
+	if width == 1 {
+		return ""
+	}
+	return fmt.Sprintf("[%d:0] ", width-1)
+}
+
+func names(ports []hdl.Port) string {
+	out := make([]string, len(ports))
+	for i, p := range ports {
+		out[i] = p.Name
+	}
+	return strings.Join(out, ", ")
+}

@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mrgen/mrgen/handoff"
+)
+
+func init() { extraCommands = append(extraCommands, newHandoffCmd) }
+
+func newHandoffCmd(g *globals) *cobra.Command {
+	var out string
+	var force bool
+	var packets int
+	var seed uint64
+	cmd := &cobra.Command{
+		Use:   "handoff",
+		Short: "Write the silicon handoff bundle: RTL, memory models, SDC, golden vectors, testbenches, verify.sh",
+		Long: "handoff writes, for one configuration, a bundle a silicon team checks with no Go: the RTL with " +
+			"the memory models apart, the memory list, the SDC, golden vectors recorded from co-simulation " +
+			"runs that matched the golden model, a plain-Verilog testbench per block that replays them, " +
+			"SHA256SUMS, manifest.json and verify.sh (the hashes, then every testbench under Icarus and " +
+			"Verilator). The bundle is built in a temporary folder and renamed into place.",
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if out == "" {
+				return &usageError{fmt.Errorf("--out is required")}
+			}
+			if packets <= 0 {
+				return &usageError{fmt.Errorf("--packets %d: must be > 0", packets)}
+			}
+			c, err := g.loadConfig()
+			if err != nil {
+				return err
+			}
+			opt := handoff.Options{Config: c, ConfigPath: g.configPath, Version: Version, Out: out, Force: force,
+				Packets: packets, Seed: seed}
+			if g.verbose {
+				opt.Log = g.stderr
+			}
+			sum, err := handoff.Build(context.Background(), opt)
+			if errors.Is(err, handoff.ErrExists) {
+				return &usageError{fmt.Errorf("%s: %w", out, err)}
+			}
+			if err != nil {
+				return err
+			}
+			if g.json {
+				return g.emitJSON(sum)
+			}
+			fmt.Fprintf(g.stdout, "handoff bundle in %s: %d files, %d bytes; vectors:", sum.Out, sum.Files, sum.Bytes)
+			for m, n := range sum.Transactions {
+				fmt.Fprintf(g.stdout, " %s %d transactions", m, n)
+			}
+			fmt.Fprintf(g.stdout, "\nrun %s/verify.sh to check it\n", sum.Out)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "the bundle's folder (required)")
+	cmd.Flags().BoolVar(&force, "force", false, "replace a non-empty --out")
+	cmd.Flags().IntVar(&packets, "packets", 1000, "packets per recorded co-simulation scenario")
+	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the recorded scenarios")
+	return cmd
+}
