@@ -44,23 +44,31 @@ type Options struct {
 	// Pcap, when not empty, is where the closed loop writes the last frames in and out of the
 	// device under test when it stops on a mismatch.
 	Pcap string
-	// Observe, when set, is asked for an observer of each model the run makes (verilator.Model.
-	// Observe): the handoff records a block's transactions this way.
-	Observe func(lib *verilator.Library) (verilator.Observer, error)
+	// Probe, when set, is asked for a probe of each model the run makes: the handoff records a
+	// block's transactions this way.
+	Probe func(lib *verilator.Library) (Probe, error)
 }
 
-// newModel makes a fresh instance of lib's model with opt's observer attached.
+// Probe watches a run's model: Observe sees every cycle (verilator.Model.Observe), Finish runs
+// once when the run ends, before the model is closed, and may step it further.
+type Probe interface {
+	Observe(in, out []uint32)
+	Finish(m *verilator.Model)
+}
+
+// newModel makes a fresh instance of lib's model with opt's probe attached.
 func newModel(lib *verilator.Library, opt Options) (*verilator.Model, error) {
 	m, err := lib.New()
-	if err != nil || opt.Observe == nil {
+	if err != nil || opt.Probe == nil {
 		return m, err
 	}
-	o, err := opt.Observe(lib)
+	p, err := opt.Probe(lib)
 	if err != nil {
 		m.Close()
 		return nil, err
 	}
-	m.Observe(o)
+	m.Observe(p.Observe)
+	m.BeforeClose(p.Finish)
 	return m, nil
 }
 

@@ -25,6 +25,7 @@ const settleCycles = 16
 // flight, which a replay at other timing would not lose the same way.
 type Recorder struct {
 	it      *Interface
+	ordered bool // input transactions keep their order across streams (Ordered)
 	reset   verilator.Field
 	resetHi bool // the reset is active high (rst), else low (rst_n)
 	streams []recStream
@@ -38,6 +39,10 @@ type Recorder struct {
 	resets      int
 	inReset     bool
 	traffic     bool
+	sideMoved   bool   // a side input changed between transactions (the status is then not compared)
+	rank        uint32 // cycles with an input transaction so far
+	lastIn      []uint32
+	draining    bool
 	err         error
 }
 
@@ -47,15 +52,19 @@ type recStream struct {
 	valIn        bool // valid is an input (the stream goes into the block)
 	payload      []verilator.Field
 	tx           [][]uint32 // each transaction's payload words, little-endian, first port at the top
+	rank         []uint32   // an input transaction's rank: the cycles with an input transaction before it
 }
 
-// NewRecorder prepares a recorder for the module lay was built from.
-func NewRecorder(m *hdl.Module, lay *verilator.Layout) (*Recorder, error) {
+// NewRecorder prepares a recorder for the module lay was built from. ordered records each input
+// transaction's rank, so that a replay keeps the order of input transactions across streams (a
+// block whose streams act on shared state, such as placement's descriptors and control
+// operations); without it each stream keeps only its own order.
+func NewRecorder(m *hdl.Module, lay *verilator.Layout, ordered bool) (*Recorder, error) {
 	it, err := Split(m)
 	if err != nil {
 		return nil, err
 	}
-	r := &Recorder{it: it, resetHi: m.Reset != "rst_n", statusSince: -1}
+	r := &Recorder{it: it, ordered: ordered, resetHi: m.Reset != "rst_n", statusSince: -1}
 	if m.Reset == "" {
 		return nil, fmt.Errorf("handoff: %s has no reset: a replay could not start it in a known state", m.Name)
 	}
@@ -75,8 +84,10 @@ func NewRecorder(m *hdl.Module, lay *verilator.Layout) (*Recorder, error) {
 		if s.Input {
 			other = lay.Out
 		}
-		if rs.ready, err = other(s.Ready()); err != nil {
-			return nil, err
+		if s.Ready() != "" {
+			if rs.ready, err = other(s.Ready()); err != nil {
+				return nil, err
+			}
 		}
 		for _, p := range s.Payload {
 			f, err := get(p.Name)
@@ -111,6 +122,9 @@ func (r *Recorder) Observe(in, out []uint32) {
 	}
 	c := r.cycle
 	r.cycle++
+	if !r.draining {
+		r.lastIn = append(r.lastIn[:0], in...)
+	}
 	inReset := (r.reset.Get(in) == 1) == r.resetHi
 	if inReset {
 		if !r.inReset {
@@ -124,26 +138,27 @@ func (r *Recorder) Observe(in, out []uint32) {
 		return
 	}
 	r.inReset = false
+	side := make([][]uint32, len(r.side))
 	for i, f := range r.side {
-		v := f.GetWords(in)
-		if r.sideVal == nil {
-			r.sideVal = make([][]uint32, len(r.side))
-		}
-		if r.sideVal[i] == nil {
-			r.sideVal[i] = v
-		} else if !slices.Equal(r.sideVal[i], v) {
-			r.err = fmt.Errorf("handoff: %s: input %s changed at cycle %d; a transaction replay holds "+
-				"the inputs outside the streams constant", r.it.Module.Name, f.Name, c)
-			return
-		}
+		side[i] = f.GetWords(in)
 	}
+	took := false
+	inputTx := false
 	for i := range r.streams {
 		s := &r.streams[i]
 		var valid, ready uint64
-		if s.valIn {
+		switch {
+		case s.valIn:
 			valid, ready = s.valid.Get(in), s.ready.Get(out)
-		} else {
+		case s.Ready() == "":
+			valid, ready = s.valid.Get(out), 1
+		default:
 			valid, ready = s.valid.Get(out), s.ready.Get(in)
+		}
+		if valid == 1 && ready == 1 && r.draining {
+			r.err = fmt.Errorf("handoff: %s: %s gave a transaction after the run ended, which the run "+
+				"did not compare with golden", r.it.Module.Name, s.Name)
+			return
 		}
 		if valid == 1 && ready == 1 {
 			buf := in
@@ -151,9 +166,28 @@ func (r *Recorder) Observe(in, out []uint32) {
 				buf = out
 			}
 			s.tx = append(s.tx, pack(s.payload, buf))
-			r.traffic = true
+			if s.valIn {
+				s.rank = append(s.rank, r.rank)
+				inputTx = true
+			}
+			took = true
 		}
 	}
+	if inputTx {
+		r.rank++
+	}
+	switch {
+	case r.sideVal == nil && took:
+		r.sideVal = side
+	case r.sideVal != nil && !slices.EqualFunc(side, r.sideVal, slices.Equal[[]uint32]):
+		if took {
+			r.err = fmt.Errorf("handoff: %s: an input outside the streams changed at cycle %d, during "+
+				"traffic; a transaction replay holds them constant", r.it.Module.Name, c)
+			return
+		}
+		r.sideMoved = true
+	}
+	r.traffic = r.traffic || took
 	st := make([][]uint32, len(r.status))
 	for i, f := range r.status {
 		st[i] = f.GetWords(out)
@@ -162,6 +196,42 @@ func (r *Recorder) Observe(in, out []uint32) {
 		r.status0, r.statusSince = st, c
 	}
 }
+
+// Finish is the run's end (cosim.Probe): it steps the model drainCycles more cycles with no input
+// offered, every output ready and the side inputs as during traffic, so that the status outputs
+// (counters) settle on their final values. An output transaction then is an error: the run did
+// not compare it with golden.
+func (r *Recorder) Finish(m *verilator.Model) {
+	if r.err != nil || r.lastIn == nil {
+		return
+	}
+	in := append([]uint32(nil), r.lastIn...)
+	for _, s := range r.streams {
+		switch {
+		case s.valIn:
+			s.valid.Set(in, 0)
+		case s.Ready() != "":
+			s.ready.Set(in, 1)
+		}
+	}
+	for i, f := range r.side {
+		if r.sideVal != nil {
+			f.SetWords(in, r.sideVal[i])
+		}
+	}
+	r.draining = true
+	out := make([]uint32, m.Layout().OutWords())
+	for range drainCycles {
+		if err := m.Step(in, out); err != nil {
+			r.err = fmt.Errorf("handoff: drain %s: %w", r.it.Module.Name, err)
+			return
+		}
+	}
+	r.sideMoved = false
+}
+
+// drainCycles is how long Finish steps a drained model.
+const drainCycles = 2 * settleCycles
 
 // Err is the first reason the recording cannot be replayed, if any.
 func (r *Recorder) Err() error { return r.err }
@@ -213,6 +283,7 @@ type Meta struct {
 	Side       []MetaField    `json:"side,omitempty"`
 	Status     []MetaField    `json:"status,omitempty"`
 	Settled    bool           `json:"status_settled"` // the replay compares the status outputs
+	Ordered    bool           `json:"ordered"`        // input lines carry their rank (32 bits) above the payload
 	Coverage   map[string]int `json:"coverage,omitempty"`
 }
 
@@ -261,12 +332,23 @@ func (r *Recorder) Write(dir string, meta Meta) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("handoff: %w", err)
 	}
-	meta.Module, meta.Cycles = r.it.Module.Name, r.cycle
+	meta.Module, meta.Cycles, meta.Ordered = r.it.Module.Name, r.cycle, r.ordered
 	for _, s := range r.streams {
 		var b strings.Builder
-		fmt.Fprintf(&b, "// %s: %d transactions; a line is 1, then {%s}\n", s.Name, len(s.tx), fieldList(s.Payload))
-		for _, t := range s.tx {
-			b.WriteString(hexWord(withTop(t, s.Width()), s.Width()+1))
+		ranked := r.ordered && s.Input
+		rankNote := ""
+		if ranked {
+			rankNote = "rank[32], "
+		}
+		fmt.Fprintf(&b, "// %s: %d transactions; a line is 1, then {%s%s}\n", s.Name, len(s.tx), rankNote,
+			fieldList(s.Payload))
+		for i, t := range s.tx {
+			w := s.Width()
+			if ranked {
+				t = withRank(t, w, s.rank[i])
+				w += 32
+			}
+			b.WriteString(hexWord(withTop(t, w), w+1))
 			b.WriteByte('\n')
 		}
 		file := s.Name + ".hex"
@@ -279,7 +361,7 @@ func (r *Recorder) Write(dir string, meta Meta) error {
 	side := packWords(r.sideVal, r.it.Side)
 	meta.Side = metaFields(r.it.Side)
 	meta.Status = metaFields(r.it.Status)
-	meta.Settled = r.statusSince >= 0 && r.cycle-r.statusSince >= settleCycles
+	meta.Settled = !r.sideMoved && r.statusSince >= 0 && r.cycle-r.statusSince >= settleCycles
 	files := map[string]string{
 		"side.hex":   fmt.Sprintf("// {%s}\n%s\n", fieldList(r.it.Side), hexWord(withTop(side, width(r.it.Side)), width(r.it.Side)+1)),
 		"status.hex": r.statusLine(meta.Settled),
@@ -315,6 +397,13 @@ func packWords(vals [][]uint32, ports []hdl.Port) []uint32 {
 			v.Or(v, wordsToInt(vals[i]))
 		}
 	}
+	return intToWords(v)
+}
+
+// withRank places rank above the width bits of w.
+func withRank(w []uint32, width int, rank uint32) []uint32 {
+	v := wordsToInt(w)
+	v.Or(v, new(big.Int).Lsh(big.NewInt(int64(rank)), uint(width)))
 	return intToWords(v)
 }
 

@@ -12,16 +12,21 @@ import (
 )
 
 // Stream is one valid/ready interface of a module: `s_<name>_valid`, `s_<name>_ready` and the
-// `s_<name>_*` payload into the block, or the `m_` equivalents out of it.
+// `s_<name>_*` payload into the block, or the `m_` equivalents out of it; AXI4-Stream's
+// `<name>_tvalid`, `<name>_tready` and `<name>_t*` the same way. An output `m_<name>_valid`
+// with no ready is an event stream: its transactions are the cycles it is high.
 type Stream struct {
-	Name    string // the prefix, e.g. s_pkt or m_rx
-	Input   bool   // driven into the block (s_), else out of it (m_)
-	Payload []hdl.Port
+	Name         string // the prefix, e.g. s_pkt, m_rx or s_axis
+	Input        bool   // driven into the block (s_), else out of it (m_)
+	ValidPort    string
+	ReadyPort    string // "" for an event stream
+	Payload      []hdl.Port
+	payloadStart string // the payload ports' common prefix
 }
 
-// Valid and Ready are the handshake ports' names.
-func (s Stream) Valid() string { return s.Name + "_valid" }
-func (s Stream) Ready() string { return s.Name + "_ready" }
+// Valid and Ready are the handshake ports' names (Ready is "" for an event stream).
+func (s Stream) Valid() string { return s.ValidPort }
+func (s Stream) Ready() string { return s.ReadyPort }
 
 // Width is the payload's width in bits, every payload port concatenated.
 func (s Stream) Width() int {
@@ -48,21 +53,32 @@ type Interface struct {
 func Split(m *hdl.Module) (*Interface, error) {
 	it := &Interface{Module: m}
 	used := map[string]bool{m.Clock: true, m.Reset: true}
+	var events []Stream
 	for _, p := range m.Ports {
-		if !strings.HasSuffix(p.Name, "_valid") {
+		var name, suffix string
+		switch {
+		case strings.HasSuffix(p.Name, "_tvalid"):
+			name, suffix = strings.TrimSuffix(p.Name, "_tvalid"), "_t"
+		case strings.HasSuffix(p.Name, "_valid"):
+			name, suffix = strings.TrimSuffix(p.Name, "_valid"), "_"
+		default:
 			continue
 		}
-		name := strings.TrimSuffix(p.Name, "_valid")
 		input := strings.HasPrefix(name, "s_")
 		if !input && !strings.HasPrefix(name, "m_") {
 			continue
 		}
-		ready, ok := m.Port(name + "_ready")
+		readyName := name + suffix + "ready"
+		ready, ok := m.Port(readyName)
 		if !ok {
-			continue // a payload flag such as m_rx_gap_valid, not a handshake
+			if !input && p.Dir == hdl.Output && p.Width == 1 {
+				// An event stream, unless it is a payload flag of a stream (m_rx_gap_valid).
+				events = append(events, Stream{Name: name, ValidPort: p.Name, payloadStart: name + "_"})
+			}
+			continue
 		}
 		if p.Width != 1 || ready.Width != 1 {
-			return nil, fmt.Errorf("handoff: %s: %s has no 1-bit %s_ready", m.Name, p.Name, name)
+			return nil, fmt.Errorf("handoff: %s: %s and %s are not 1 bit", m.Name, p.Name, readyName)
 		}
 		validDir, readyDir := hdl.Input, hdl.Output
 		if !input {
@@ -71,23 +87,51 @@ func Split(m *hdl.Module) (*Interface, error) {
 		if p.Dir != validDir || ready.Dir != readyDir {
 			return nil, fmt.Errorf("handoff: %s: %s and %s point the wrong way", m.Name, p.Name, ready.Name)
 		}
-		s := Stream{Name: name, Input: input}
-		for _, q := range m.Ports {
-			if q.Name == p.Name || q.Name == ready.Name || !strings.HasPrefix(q.Name, name+"_") {
-				continue
-			}
-			if q.Dir != validDir {
-				return nil, fmt.Errorf("handoff: %s: payload port %s of stream %s points the wrong way",
-					m.Name, q.Name, name)
-			}
-			s.Payload = append(s.Payload, q)
-			used[q.Name] = true
+		it.Streams = append(it.Streams, Stream{Name: name, Input: input, ValidPort: p.Name, ReadyPort: readyName,
+			payloadStart: name + suffix})
+	}
+	for _, e := range events {
+		payloadFlag := false
+		for _, s := range it.Streams {
+			payloadFlag = payloadFlag || strings.HasPrefix(e.ValidPort, s.payloadStart)
 		}
-		used[p.Name], used[ready.Name] = true, true
-		it.Streams = append(it.Streams, s)
+		if !payloadFlag {
+			it.Streams = append(it.Streams, e)
+		}
 	}
 	if len(it.Streams) == 0 {
 		return nil, fmt.Errorf("handoff: %s has no valid/ready stream to replay", m.Name)
+	}
+	for _, s := range it.Streams {
+		used[s.ValidPort], used[s.ReadyPort] = true, true
+	}
+	// Payload: the ports under a stream's prefix, the longest prefix winning (m_rx_gap_first
+	// belongs to m_rx unless an m_rx_gap stream exists).
+	for _, q := range m.Ports {
+		if used[q.Name] {
+			continue
+		}
+		best := -1
+		for i, s := range it.Streams {
+			if strings.HasPrefix(q.Name, s.payloadStart) &&
+				(best < 0 || len(s.payloadStart) > len(it.Streams[best].payloadStart)) {
+				best = i
+			}
+		}
+		if best < 0 {
+			continue
+		}
+		s := &it.Streams[best]
+		dir := hdl.Input
+		if !s.Input {
+			dir = hdl.Output
+		}
+		if q.Dir != dir {
+			return nil, fmt.Errorf("handoff: %s: payload port %s of stream %s points the wrong way",
+				m.Name, q.Name, s.Name)
+		}
+		s.Payload = append(s.Payload, q)
+		used[q.Name] = true
 	}
 	for _, p := range m.Ports {
 		if used[p.Name] {

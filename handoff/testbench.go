@@ -15,8 +15,10 @@ import (
 // latency passes), holds the side inputs at the recorded values, then, with every stream done,
 // idles for a while, treats any further output as a failure, compares the status outputs when
 // the recording had settled, prints "N passed, M failed" and ends with $fatal on a failure.
-// maxN bounds every stream's transactions over the recordings it will replay.
-func Testbench(it *Interface, maxN int, banner string) string {
+// maxN bounds every stream's transactions over the recordings it will replay. ordered: the input
+// lines carry their rank (Recorder), and a stream offers its next transaction only when no input
+// transaction of a lower rank is left, so the inputs keep their recorded order across streams.
+func Testbench(it *Interface, maxN int, ordered bool, banner string) string {
 	m := it.Module
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
@@ -34,7 +36,7 @@ func Testbench(it *Interface, maxN int, banner string) string {
 	w("  reg %s = %s;\n", m.Reset, resetOn)
 	w("  string dir;\n  integer seed, valid_pct, ready_pct;\n")
 	w("  reg run;                        // out of reset, replaying\n")
-	w("  integer cycle, idle, drained;\n\n")
+	w("  integer cycle, idle, drained;\n  reg xbad;                       // an unknown handshake was seen\n\n")
 	// The device's ports.
 	for _, p := range m.Ports {
 		if p.Name == m.Clock || p.Name == m.Reset {
@@ -57,37 +59,61 @@ func Testbench(it *Interface, maxN int, banner string) string {
 	if n := width(it.Side); n > 0 {
 		w("  reg [%d:0] side_v [0:0];\n  assign {%s} = side_v[0][%d:0];\n\n", n, names(it.Side), n-1)
 	}
-	var doneTerms, failTerms, passTerms, takeTerms []string
+	var doneTerms, failTerms, passTerms, takeTerms, rankTerms []string
+	if ordered {
+		// min_rank is declared here and assigned below, once every stream's rank exists.
+		w("  wire [31:0] min_rank;\n")
+	}
 	for _, s := range it.Streams {
 		n := s.Width()
 		id := s.Name
+		top := n // the line's present bit
+		if ordered && s.Input {
+			top = n + 32
+		}
 		w("  // %s: %s\n", id, fieldList(s.Payload))
-		w("  reg [%d:0] v_%s [0:MAXN-1];\n", n, id)
+		w("  reg [%d:0] v_%s [0:MAXN-1];\n", top, id)
 		w("  integer i_%s, pass_%s, fail_%s;\n  reg [31:0] rnd_%s;\n", id, id, id, id)
 		if s.Input {
-			w("  reg val_%s;\n  reg [%d:0] dat_%s;\n", id, n-1, id)
+			w("  reg val_%s;\n  reg [%d:0] dat_%s = %d'd0;\n", id, n-1, id, n)
 			w("  assign %s = val_%s;\n", s.Valid(), id)
 			if n > 0 {
 				w("  assign {%s} = dat_%s;\n", names(s.Payload), id)
 			}
 			w("  wire take_%s = val_%s && %s;\n", id, id, s.Ready())
 			w("  wire [31:0] nxt_%s = i_%s + (take_%s ? 1 : 0);\n", id, id, id)
+			eligible := "1'b1"
+			if ordered {
+				w("  wire [31:0] rank_%s = (v_%s[nxt_%s][%d] === 1'b1) ? v_%s[nxt_%s][%d:%d] : 32'hFFFFFFFF;\n",
+					id, id, id, top, id, id, top-1, n)
+				rankTerms = append(rankTerms, "rank_"+id)
+				eligible = fmt.Sprintf("(rank_%s == min_rank)", id)
+			}
 			w("  always @(posedge clk) begin\n")
 			w("    rnd_%s <= xs(rnd_%s);\n", id, id)
 			w("    if (!run) begin\n      val_%s <= 1'b0;\n    end else begin\n", id)
 			w("      i_%s <= nxt_%s;\n", id, id)
 			w("      if (!val_%s || take_%s) begin\n", id, id)
-			w("        val_%s <= (v_%s[nxt_%s][%d] === 1'b1) && ((rnd_%s %% 100) < valid_pct);\n", id, id, id, n, id)
-			w("        dat_%s <= v_%s[nxt_%s][%d:0];\n      end\n    end\n  end\n", id, id, id, max(n-1, 0))
-			w("  wire done_%s = !val_%s && (v_%s[i_%s][%d] !== 1'b1);\n\n", id, id, id, id, n)
+			w("        val_%s <= (v_%s[nxt_%s][%d] === 1'b1) && %s && ((rnd_%s %% 100) < valid_pct);\n",
+				id, id, id, top, eligible, id)
+			// The payload holds its last value between transactions (never X from past the end).
+			w("        if (v_%s[nxt_%s][%d] === 1'b1) dat_%s <= v_%s[nxt_%s][%d:0];\n      end\n    end\n  end\n",
+				id, id, top, id, id, id, max(n-1, 0))
+			w("  wire done_%s = !val_%s && (v_%s[i_%s][%d] !== 1'b1);\n\n", id, id, id, id, top)
 			takeTerms = append(takeTerms, "take_"+id)
 		} else {
-			w("  reg rdy_%s;\n  assign %s = rdy_%s;\n", id, s.Ready(), id)
 			w("  wire [%d:0] got_%s = {%s};\n", n-1, id, names(s.Payload))
-			w("  wire take_%s = %s && rdy_%s;\n", id, s.Valid(), id)
+			if s.Ready() != "" {
+				w("  reg rdy_%s;\n  assign %s = rdy_%s;\n", id, s.Ready(), id)
+				w("  wire take_%s = %s && rdy_%s;\n", id, s.Valid(), id)
+			} else {
+				w("  wire take_%s = %s;  // an event stream: no ready\n", id, s.Valid())
+			}
 			w("  always @(posedge clk) begin\n")
 			w("    rnd_%s <= xs(rnd_%s);\n", id, id)
-			w("    rdy_%s <= run && ((rnd_%s %% 100) < ready_pct);\n", id, id)
+			if s.Ready() != "" {
+				w("    rdy_%s <= run && ((rnd_%s %% 100) < ready_pct);\n", id, id)
+			}
 			w("    if (run && take_%s) begin\n", id)
 			w("      if (v_%s[i_%s][%d] !== 1'b1) begin\n", id, id, n)
 			w("        fail_%s <= fail_%s + 1;\n", id, id)
@@ -104,6 +130,13 @@ func Testbench(it *Interface, maxN int, banner string) string {
 		doneTerms = append(doneTerms, "done_"+id)
 		passTerms = append(passTerms, "pass_"+id)
 		failTerms = append(failTerms, "fail_"+id)
+	}
+	if ordered {
+		expr := "32'hFFFFFFFF"
+		for _, r := range rankTerms {
+			expr = fmt.Sprintf("((%s < %s) ? %s : %s)", r, expr, r, expr)
+		}
+		w("  assign min_rank = %s;\n\n", expr)
 	}
 	sw := width(it.Status)
 	if sw > 0 {
@@ -129,14 +162,36 @@ func Testbench(it *Interface, maxN int, banner string) string {
 	if sw > 0 {
 		w("    $readmemh($sformatf(\"%%s/status.hex\", dir), status_v);\n")
 	}
-	w("    run = 1'b0; cycle = 0; idle = 0; drained = 0;\n")
+	// The handshakes the device drives: an input stream's ready while its valid is high (a ready
+	// may follow the payload, which is arbitrary while valid is low), an output stream's valid.
+	var hs []string
+	for _, s := range it.Streams {
+		if s.Input {
+			hs = append(hs, fmt.Sprintf("(%s & %s)", s.Valid(), s.Ready()))
+		} else {
+			hs = append(hs, s.Valid())
+		}
+	}
+	w("    run = 1'b0; cycle = 0; idle = 0; drained = 0; xbad = 1'b0;\n")
 	w("    repeat (8) @(posedge clk);\n    %s <= %s;\n    @(posedge clk);\n    run <= 1'b1;\n", m.Reset, resetOff)
-	w("    while (!(all_done && drained >= DRAIN) && idle < STALL_LIMIT) begin\n")
+	// An unknown (X or Z) handshake from the device ends the run as a failure: 4-state simulation
+	// shows state used before it was written or reset.
+	w("    while (!((all_done === 1'b1) && drained >= DRAIN) && idle < STALL_LIMIT && !xbad) begin\n")
 	w("      @(posedge clk);\n      cycle = cycle + 1;\n")
-	w("      idle = any_take ? 0 : idle + 1;\n")
-	w("      drained = all_done ? drained + 1 : 0;\n    end\n")
+	w("      if ((^{%s}) === 1'bx) begin\n        xbad = 1'b1;\n", strings.Join(hs, ", "))
+	w("        $display(\"FAIL unknown handshake at cycle %%0d: {%s} = %%b\", cycle, {%s});\n      end\n",
+		strings.Join(hs, ", "), strings.Join(hs, ", "))
+	w("      idle = (any_take === 1'b1) ? 0 : idle + 1;\n")
+	w("      drained = (all_done === 1'b1) ? drained + 1 : 0;\n    end\n")
 	w("    @(posedge clk);\n")
 	w("    passed = %s;\n    failed = %s;\n", strings.Join(passTerms, " + "), strings.Join(failTerms, " + "))
+	w("    if (xbad) failed = failed + 1;\n")
+	w("    if (all_done !== 1'b1) begin\n      failed = failed + 1;\n")
+	w("      $display(\"FAIL incomplete: not every transaction was replayed or received\");\n")
+	for _, s := range it.Streams {
+		w("      $display(\"  %s at %%0d\", i_%s);\n", s.Name, s.Name)
+	}
+	w("    end\n")
 	w("    if (idle >= STALL_LIMIT) begin\n      failed = failed + 1;\n")
 	w("      $display(\"FAIL stalled: no transaction for %%0d cycles at cycle %%0d\", STALL_LIMIT, cycle);\n")
 	for _, s := range it.Streams {

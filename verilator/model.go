@@ -184,6 +184,7 @@ type Model struct {
 	tracing           bool
 	cleanup           runtime.Cleanup
 	observe           Observer
+	beforeClose       func(*Model)
 }
 
 // Observer sees every simulated cycle of a Model: the cycle's inputs and the outputs just before
@@ -193,6 +194,10 @@ type Observer func(in, out []uint32)
 // Observe makes o see every following cycle (nil stops it). Recording a run's transactions for
 // export (the handoff's vectors) uses it; a model without an observer pays nothing for it.
 func (m *Model) Observe(o Observer) { m.observe = o }
+
+// BeforeClose makes Close run f first, while the model can still be stepped (a recorder steps
+// a drained model a few more cycles so that its counters settle).
+func (m *Model) BeforeClose(f func(*Model)) { m.beforeClose = f }
 
 // Library is the library the model was made from.
 func (m *Model) Library() *Library { return m.lib }
@@ -296,6 +301,10 @@ func (m *Model) TraceStop() {
 func (m *Model) Close() error {
 	if m.inst == nil {
 		return nil
+	}
+	if f := m.beforeClose; f != nil {
+		m.beforeClose = nil
+		f(m)
 	}
 	m.cleanup.Stop()
 	C.mrgen_call_free(m.lib.fns.free_, m.inst)

@@ -1,0 +1,141 @@
+package handoff_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mrgen/mrgen/config"
+	"github.com/mrgen/mrgen/handoff"
+	"github.com/mrgen/mrgen/internal/tooltest"
+)
+
+// buildBundle writes the nic-tiny bundle with few packets per scenario.
+func buildBundle(t *testing.T, out string, force bool) *handoff.Summary {
+	t.Helper()
+	c, err := config.Load("../configs/synth/nic-tiny.yaml")
+	require.NoError(t, err)
+	sum, err := handoff.Build(context.Background(), handoff.Options{Config: c, ConfigPath: "configs/synth/nic-tiny.yaml",
+		Version: "test", Out: out, Force: force, Packets: 300, Seed: 1})
+	require.NoError(t, err)
+	return sum
+}
+
+// copyTree copies the bundle to a fresh folder, as a team receiving it would.
+func copyTree(t *testing.T, from, to string) {
+	t.Helper()
+	require.NoError(t, os.CopyFS(to, os.DirFS(from)))
+	require.NoError(t, os.Chmod(filepath.Join(to, "verify.sh"), 0o755))
+}
+
+// noGoEnv is the environment with every PATH entry that holds a go binary removed and GOROOT
+// unset: verify.sh must not need Go.
+func noGoEnv(t *testing.T, extra ...string) []string {
+	t.Helper()
+	var keep []string
+	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+		if _, err := os.Stat(filepath.Join(d, "go")); err == nil {
+			continue
+		}
+		keep = append(keep, d)
+	}
+	env := []string{"PATH=" + strings.Join(keep, string(filepath.ListSeparator)), "HOME=" + os.Getenv("HOME")}
+	for _, e := range os.Environ() {
+		if strings.HasPrefix(e, "TMPDIR=") || strings.HasPrefix(e, "CXX=") || strings.HasPrefix(e, "CC=") {
+			env = append(env, e)
+		}
+	}
+	return append(env, extra...)
+}
+
+func verify(t *testing.T, dir string, env []string) (string, error) {
+	t.Helper()
+	cmd := exec.Command("sh", filepath.Join(dir, "verify.sh"))
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func TestHandoffBundleVerifiesWithoutGo(t *testing.T) {
+	tooltest.Require(t, "verilator", "g++", "make", "iverilog", "vvp", "sha256sum")
+	tmp := t.TempDir()
+	out := filepath.Join(tmp, "bundle")
+	sum := buildBundle(t, out, false)
+	for _, m := range []string{"sack_unit", "rx_parser", "tx_deparser", "placement_engine"} {
+		require.GreaterOrEqual(t, sum.Transactions[m], 10_000, "%s: the issue asks 10^4 transactions per block", m)
+	}
+
+	// The same configuration and commit give the same bundle, byte for byte.
+	again := filepath.Join(tmp, "again")
+	buildBundle(t, again, false)
+	a, err := os.ReadFile(filepath.Join(out, "SHA256SUMS"))
+	require.NoError(t, err)
+	b, err := os.ReadFile(filepath.Join(again, "SHA256SUMS"))
+	require.NoError(t, err)
+	require.Equal(t, string(a), string(b))
+
+	// A non-empty folder is refused without --force and replaced with it.
+	c, err := config.Load("../configs/synth/nic-tiny.yaml")
+	require.NoError(t, err)
+	_, err = handoff.Build(context.Background(), handoff.Options{Config: c, Version: "test", Out: out, Packets: 10})
+	require.ErrorIs(t, err, handoff.ErrExists)
+	entries, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	require.Len(t, entries, 2, "a refused or failed build leaves nothing behind")
+
+	fresh := filepath.Join(tmp, "fresh")
+	copyTree(t, out, fresh)
+	log, err := verify(t, fresh, noGoEnv(t))
+	require.NoError(t, err, log)
+	require.Contains(t, log, "hashes: ok")
+	require.Contains(t, log, fmt.Sprintf("== verify: %d replays, 0 failed", 2*len(handoff.Recordings())), log)
+}
+
+func TestHandoffVerifyCatchesChanges(t *testing.T) {
+	tooltest.Require(t, "verilator", "g++", "make", "iverilog", "vvp", "sha256sum")
+	tmp := t.TempDir()
+	out := filepath.Join(tmp, "bundle")
+	buildBundle(t, out, true)
+	rtl := filepath.Join(out, "rtl", "sack_rx.v")
+	orig, err := os.ReadFile(rtl)
+	require.NoError(t, err)
+
+	// One byte changed: the hash check fails and names the file.
+	changed := append([]byte(nil), orig...)
+	changed[len(changed)/2] ^= 0x01
+	require.NoError(t, os.WriteFile(rtl, changed, 0o644))
+	log, err := verify(t, out, noGoEnv(t, "SIMS=icarus"))
+	require.Error(t, err, log)
+	require.Contains(t, log, "rtl/sack_rx.v: FAILED")
+
+	// A mutated RTL line (two output bits swapped), rehashed: the testbench fails.
+	const from = "m_rx_ack_due, m_rx_gap_valid} = rot_side;"
+	require.Contains(t, string(orig), from)
+	mutated := strings.Replace(string(orig), from, "m_rx_gap_valid, m_rx_ack_due} = rot_side;", 1)
+	require.NoError(t, os.WriteFile(rtl, []byte(mutated), 0o644))
+	sums, err := os.ReadFile(filepath.Join(out, "SHA256SUMS"))
+	require.NoError(t, err)
+	rehash := exec.Command("sha256sum", "rtl/sack_rx.v")
+	rehash.Dir = out
+	line, err := rehash.Output()
+	require.NoError(t, err)
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(string(sums)), "\n") {
+		if strings.HasSuffix(l, "  rtl/sack_rx.v") {
+			l = strings.TrimSpace(string(line))
+		}
+		lines = append(lines, l)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(out, "SHA256SUMS"), []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	log, err = verify(t, out, noGoEnv(t, "SIMS=icarus"))
+	require.Error(t, err, log)
+	require.Contains(t, log, "hashes: ok")
+	require.Contains(t, log, "FAIL m_rx #")
+	require.Contains(t, log, "14 failed", "every SACK recording fails, the others pass")
+}
