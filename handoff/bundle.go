@@ -69,6 +69,15 @@ func Recordings() []Recording {
 	return out
 }
 
+// KnownGateLevelFailures are the modules whose gate-level replay fails today, with the reason:
+// verify.sh runs them and reports each failure as known, CHECKLIST.md marks them failed, and
+// the gate-level stage is not claimed for them. Remove a module once its netlist replays.
+var KnownGateLevelFailures = map[string]string{
+	"rx_parser": "the osu018 netlist's CRC state (c_crc) goes unknown at the first frame after reset, " +
+		"where the RTL's is known: the frame's verdict (m_hdr_valid, m_drop_valid) is then unknown. " +
+		"Either RTL X-optimism hiding a use of unreset state, or gate-level X-pessimism; not yet resolved",
+}
+
 // Summary is what Build reports.
 type Summary struct {
 	Out          string         `json:"out"`
@@ -197,9 +206,40 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 		}
 		files["tb/"+m+".f"] = []byte(strings.Join(append(list, "tb/tb_"+m+".v"), "\n") + "\n")
 	}
-	files["verify.sh"] = []byte(verifyScript(modules))
+	// Gate level: each module's osu018 netlist from the QoR flow, replayed on the same vectors.
+	blockOf := map[string]string{}
+	for _, r := range recs {
+		blockOf[r.Module] = r.Block
+	}
+	work, err := os.MkdirTemp("", "mrgen-handoff-gls-")
+	if err != nil {
+		return nil, fmt.Errorf("handoff: %w", err)
+	}
+	defer os.RemoveAll(work)
+	for _, m := range modules {
+		logf(opt.Log, "handoff: gate-level netlist of %s (osu018)\n", m)
+		g, err := synthesizeGates(ctx, blockOf[m], m, opt.Config, st, filepath.Join(work, m), nil)
+		if err != nil {
+			return nil, err
+		}
+		files["gls/"+m+".v"] = g.Netlist
+		files["reports/timing/"+m+".json"] = g.Timing
+		var list []string
+		for mac, text := range g.Macros {
+			path := "gls/macros/" + mac + ".v"
+			if old, ok := files[path]; ok && string(old) != string(text) {
+				return nil, fmt.Errorf("handoff: macro %s differs between netlists", mac)
+			}
+			files[path] = text
+			list = append(list, path)
+		}
+		sort.Strings(list)
+		list = append(list, "gls/"+m+".v", "tb/tb_"+m+".v")
+		files["gls/"+m+".f"] = []byte(strings.Join(list, "\n") + "\n")
+	}
+	files["verify.sh"] = []byte(verifyScript(modules, KnownGateLevelFailures))
 	files["README.md"] = []byte(readme(opt, commit, modules, sum.Transactions))
-	files["CHECKLIST.md"] = []byte(checklist(modules))
+	files["CHECKLIST.md"] = []byte(checklist(modules, KnownGateLevelFailures))
 	for path, content := range files {
 		p := filepath.Join(dir, filepath.FromSlash(path))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

@@ -63,7 +63,7 @@ func verify(t *testing.T, dir string, env []string) (string, error) {
 }
 
 func TestHandoffBundleVerifiesWithoutGo(t *testing.T) {
-	tooltest.Require(t, "verilator", "g++", "make", "iverilog", "vvp", "sha256sum")
+	tooltest.Require(t, "verilator", "g++", "make", "iverilog", "vvp", "sha256sum", "yosys", "sta")
 	tmp := t.TempDir()
 	out := filepath.Join(tmp, "bundle")
 	sum := buildBundle(t, out, false)
@@ -94,11 +94,21 @@ func TestHandoffBundleVerifiesWithoutGo(t *testing.T) {
 	log, err := verify(t, fresh, noGoEnv(t))
 	require.NoError(t, err, log)
 	require.Contains(t, log, "hashes: ok")
-	require.Contains(t, log, fmt.Sprintf("== verify: %d replays, 0 failed", 2*len(handoff.Recordings())), log)
+	// Icarus, Verilator and the gate level replay every recording; the known gate-level failures
+	// are run and reported, not counted.
+	known := 0
+	for _, r := range handoff.Recordings() {
+		if _, ok := handoff.KnownGateLevelFailures[r.Module]; ok {
+			known++
+		}
+	}
+	require.Contains(t, log, fmt.Sprintf("== verify: %d replays, 0 failed, %d known gate-level failures",
+		3*len(handoff.Recordings()), known), log)
+	require.Contains(t, log, "pass  gate  vectors/sack_unit/wraparound")
 }
 
 func TestHandoffVerifyCatchesChanges(t *testing.T) {
-	tooltest.Require(t, "verilator", "g++", "make", "iverilog", "vvp", "sha256sum")
+	tooltest.Require(t, "verilator", "g++", "make", "iverilog", "vvp", "sha256sum", "yosys", "sta")
 	tmp := t.TempDir()
 	out := filepath.Join(tmp, "bundle")
 	buildBundle(t, out, true)
@@ -110,7 +120,7 @@ func TestHandoffVerifyCatchesChanges(t *testing.T) {
 	changed := append([]byte(nil), orig...)
 	changed[len(changed)/2] ^= 0x01
 	require.NoError(t, os.WriteFile(rtl, changed, 0o644))
-	log, err := verify(t, out, noGoEnv(t, "SIMS=icarus"))
+	log, err := verify(t, out, noGoEnv(t, "SIMS=icarus", "GLS=0"))
 	require.Error(t, err, log)
 	require.Contains(t, log, "rtl/sack_rx.v: FAILED")
 
@@ -133,7 +143,7 @@ func TestHandoffVerifyCatchesChanges(t *testing.T) {
 		lines = append(lines, l)
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(out, "SHA256SUMS"), []byte(strings.Join(lines, "\n")+"\n"), 0o644))
-	log, err = verify(t, out, noGoEnv(t, "SIMS=icarus"))
+	log, err = verify(t, out, noGoEnv(t, "SIMS=icarus", "GLS=0"))
 	require.Error(t, err, log)
 	require.Contains(t, log, "hashes: ok")
 	require.Contains(t, log, "FAIL m_rx #")
