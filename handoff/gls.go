@@ -21,7 +21,7 @@ import (
 type gateLevel struct {
 	Netlist []byte
 	Macros  map[string][]byte // gls/macros/<module>.v: each macro as the netlist instantiates it
-	Timing  []byte   // reports/timing/<module>.json
+	Timing  []byte            // reports/timing/<module>.json
 }
 
 // timingReport is the deterministic part of qor.ASICResult (no work paths, no run time).
