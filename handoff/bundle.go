@@ -69,15 +69,6 @@ func Recordings() []Recording {
 	return out
 }
 
-// KnownGateLevelFailures are the modules whose gate-level replay fails today, with the reason:
-// verify.sh runs them and reports each failure as known, CHECKLIST.md marks them failed, and
-// the gate-level stage is not claimed for them. Remove a module once its netlist replays.
-var KnownGateLevelFailures = map[string]string{
-	"rx_parser": "the osu018 netlist's CRC state (c_crc) goes unknown at the first frame after reset, " +
-		"where the RTL's is known: the frame's verdict (m_hdr_valid, m_drop_valid) is then unknown. " +
-		"Either RTL X-optimism hiding a use of unreset state, or gate-level X-pessimism; not yet resolved",
-}
-
 // Summary is what Build reports.
 type Summary struct {
 	Out          string         `json:"out"`
@@ -237,9 +228,9 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 		list = append(list, "gls/"+m+".v", "tb/tb_"+m+".v")
 		files["gls/"+m+".f"] = []byte(strings.Join(list, "\n") + "\n")
 	}
-	files["verify.sh"] = []byte(verifyScript(modules, KnownGateLevelFailures))
+	files["verify.sh"] = []byte(verifyScript(modules))
 	files["README.md"] = []byte(readme(opt, commit, modules, sum.Transactions))
-	files["CHECKLIST.md"] = []byte(checklist(modules, KnownGateLevelFailures))
+	files["CHECKLIST.md"] = []byte(checklist(modules))
 	for path, content := range files {
 		p := filepath.Join(dir, filepath.FromSlash(path))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
