@@ -8,7 +8,7 @@ CONFIG  ?= configs/default.yaml
 OUT     ?= out/default
 MRGEN   := bin/mrgen
 # Tests that load Verilated models must not be served from Go's test cache: the cache does not
-# see a rebuilt model library (TOOLCHAIN.md), so every run is -count=1.
+# see a rebuilt model library (docs/toolchain.md), so every run is -count=1.
 TESTFLAGS ?= -count=1 -timeout 40m
 
 .PHONY: all deps build demo test test-short lint fmt vet bench fuzz synth qor cosim cosim-parser regress results clean

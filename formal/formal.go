@@ -4,7 +4,7 @@
 // model whose bad-state properties are the assertions; yosys-abc's bmc3 then searches for a
 // counterexample of up to Depth cycles from reset.
 //
-// TOOLCHAIN.md measured z3 stalling on a real bug where abc bmc3 found it in milliseconds, so
+// docs/toolchain.md records z3 stalling on a real bug where abc bmc3 found it in milliseconds, so
 // this is the bug-finding leg; a proof (k-induction) is future work.
 package formal
 

@@ -15,7 +15,7 @@ import (
 	"github.com/mrgen/mrgen/constraints"
 )
 
-// FO4NS is the fan-out-of-4 inverter delay of osu018, ns (TOOLCHAIN measurement: an INVX1
+// FO4NS is the fan-out-of-4 inverter delay of osu018, ns (docs/toolchain.md: an INVX1
 // driving four INVX1, 93-105 ps a stage in OpenSTA).
 const FO4NS = 0.1
 
@@ -71,7 +71,7 @@ func abcDelayPS(periodNS float64) int {
 }
 
 // abcScript maps to the liberty with the delay target (ps) and buffers and sizes inside the
-// logic (TOOLCHAIN: Yosys 0.23's own -liberty script does neither). It keeps, of Yosys's
+// logic (docs/toolchain.md: Yosys 0.23's own -liberty script does neither). It keeps, of Yosys's
 // default liberty script, the choice computation (&dch -f) and the delay-driven mapper (&nf),
 // without the sequential steps (scorr, dretime: the flip-flops are outside ABC's network) and
 // without the restructuring steps before the choices: every one of them (dc2, &fraig, &synch2)

@@ -33,7 +33,7 @@ type MacroModel struct {
 	AreaFixed      float64
 }
 
-// DefaultMacroModel is the model in osu018 (FO4 about 100 ps: TOOLCHAIN measurement, an INVX1
+// DefaultMacroModel is the model in osu018 (FO4 about 100 ps: docs/toolchain.md, an INVX1
 // driving four INVX1 at 93-105 ps a stage in OpenSTA).
 var DefaultMacroModel = MacroModel{
 	FO4NS: 0.1, ReadFO4At1K: 12, FO4PerDoubling: 1, SetupFO4: 3, HoldFO4: 0.5,

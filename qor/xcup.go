@@ -23,7 +23,7 @@ type Part struct {
 var XCU55C = Part{Name: "xcu55c", LUTs: 1303680, FFs: 2607360, BRAM36: 2016, URAM: 960, DSP: 9024}
 
 // NSPerLevel is the delay per LUT level of the Fmax estimate: a Vivado report of a 15-level
-// path on a VU9P at 250 MHz was 4.17 ns, logic and routing (TOOLCHAIN.md), about 0.28 ns a
+// path on a VU9P at 250 MHz was 4.17 ns, logic and routing (docs/toolchain.md), about 0.28 ns a
 // level. It is a rule of thumb, not timing.
 const NSPerLevel = 0.28
 

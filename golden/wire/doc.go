@@ -16,6 +16,7 @@
 // accepts, Encode(Decode(frame)) is the frame, byte for byte.
 //
 // Users: golden/parser (and through it the parser RTL cosim), golden/transport and
-// golden/fabric (which build and read every packet with Encode and Decode), and the vector
-// export of the silicon handoff.
+// golden/fabric (which build and read every packet with Encode and Decode), and the parser and
+// deparser cosim traffic (cosim), whose runs the silicon handoff records as golden vectors
+// (handoff, docs/handoff.md).
 package wire
