@@ -19,6 +19,7 @@ import (
 	"github.com/mrgen/mrgen/cosim"
 	"github.com/mrgen/mrgen/gen"
 	"github.com/mrgen/mrgen/internal/blocks"
+	"github.com/mrgen/mrgen/lint"
 	"github.com/mrgen/mrgen/verilator"
 )
 
@@ -244,7 +245,60 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 			return nil, fmt.Errorf("handoff: %w", err)
 		}
 	}
+	if err := lintReports(ctx, dir, modules); err != nil {
+		return nil, err
+	}
 	return sum, writeManifest(dir, opt, commit, sum)
+}
+
+// lintReports runs mrgen's lint (Verilator -Wall, the Yosys latch and loop checks, Icarus) on
+// nic_top and on every module with vectors, as the bundle ships them, into reports/lint/. A
+// failing check is an error: the bundle is not written.
+func lintReports(ctx context.Context, dir string, modules []string) error {
+	lists := map[string]string{"nic_top": "filelist.f"}
+	for _, m := range modules {
+		lists[m] = "tb/" + m + ".f"
+	}
+	for top, list := range lists {
+		data, err := os.ReadFile(filepath.Join(dir, list))
+		if err != nil {
+			return fmt.Errorf("handoff: lint %s: %w", top, err)
+		}
+		var files []string
+		for _, f := range strings.Fields(string(data)) {
+			if !strings.HasPrefix(f, "tb/") {
+				files = append(files, filepath.Join(dir, f))
+			}
+		}
+		rep, err := lint.Run(ctx, files, top, lint.Options{})
+		if err != nil {
+			return fmt.Errorf("handoff: lint %s: %w", top, err)
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "lint of %s (%d files, %s): Verilator --lint-only -Wall, Yosys check -assert and "+
+			"no latch cells after proc, Icarus -g2012 compile\n", top, len(files), list)
+		for _, r := range rep.Results {
+			verdict := "pass"
+			if !r.Passed {
+				verdict = "FAIL"
+			}
+			fmt.Fprintf(&b, "%-9s %s\n", r.Tool, verdict)
+			if r.Output != "" {
+				b.WriteString(strings.ReplaceAll(r.Output, dir+"/", "") + "\n")
+			}
+		}
+		if !rep.OK() {
+			return fmt.Errorf("handoff: lint of %s failed:\n%s", top, b.String())
+		}
+		path := filepath.Join(dir, "reports", "lint", top+".txt")
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return fmt.Errorf("handoff: %w", err)
+		}
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			return fmt.Errorf("handoff: %w", err)
+		}
+	}
+	return nil
 }
 
 // designFiles renders the NIC and every recorded block for the configuration into files: logic
