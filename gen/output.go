@@ -168,6 +168,24 @@ func (d *Design) Subtree(module string) []string {
 	return out
 }
 
+// Instance is one module instance inside another: its instance name and its module.
+type Instance struct {
+	Name, Module string
+}
+
+// Instances lists the instances module's text declares, of the design's modules, in order.
+func (d *Design) Instances(module string) []Instance {
+	known := map[string]bool{}
+	for n := range d.texts {
+		known[n] = true
+	}
+	var out []Instance
+	for _, c := range instancesOf(d.texts[module], known) {
+		out = append(out, Instance{Name: c.name, Module: c.module})
+	}
+	return out
+}
+
 // walkInstances visits module and, depth first, every module instantiated below it, once per
 // instance (64 levels at most).
 func (d *Design) walkInstances(module string, visit func(m string)) {

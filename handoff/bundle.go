@@ -17,6 +17,7 @@ import (
 
 	"github.com/mrgen/mrgen/config"
 	"github.com/mrgen/mrgen/cosim"
+	"github.com/mrgen/mrgen/docs"
 	"github.com/mrgen/mrgen/gen"
 	"github.com/mrgen/mrgen/internal/blocks"
 	"github.com/mrgen/mrgen/lint"
@@ -229,6 +230,7 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 		list = append(list, "gls/"+m+".v", "tb/tb_"+m+".v")
 		files["gls/"+m+".f"] = []byte(strings.Join(list, "\n") + "\n")
 	}
+	specFiles(rtl.designs, docs.WireFormat, files)
 	files["verify.sh"] = []byte(verifyScript(modules))
 	files["README.md"] = []byte(readme(opt, commit, modules, sum.Transactions))
 	files["CHECKLIST.md"] = []byte(checklist(modules))

@@ -111,6 +111,7 @@ func readme(opt Options, commit string, modules []string, tx map[string]int) str
 | ` + "`vectors/<module>/<scenario>/`" + ` | golden vectors recorded from co-simulation runs that matched the golden model (below) |
 | ` + "`tb/tb_<module>.v`, `tb/<module>.f`" + ` | a self-checking testbench in plain Verilog per module, and its file list |
 | ` + "`gls/<module>.v`, `gls/<module>.f`, `gls/macros/`" + ` | the module's osu018 gate-level netlist from the QoR flow (the one OpenSTA timed, fanout buffered, memory macros left as instances) and its file list; each macro as the netlist instantiates it (a pin per bit) around its behavioural model |
+| ` + "`docs/`" + ` | the wire format, the NIC's instance tree with each module's latency and II (` + "`nic.md`" + `), and one spec per module (` + "`blocks/`" + `): ports, clock and reset, latency, II, tables, instances, generated from the Go descriptions the RTL comes from |
 | ` + "`reports/lint/<top>.txt`" + ` | Verilator ` + "`-Wall`" + `, the Yosys latch and loop checks and Icarus on ` + "`nic_top`" + ` and each module with vectors, as shipped (the bundle is not written if one fails) |
 | ` + "`reports/timing/<module>.json`" + ` | OpenSTA on that netlist at the configuration's clock: the critical path, its start, end and cells, WNS, TNS, area (pre-layout) |
 | ` + "`verify.sh`" + ` | checks the hashes, then replays every recording in every testbench under Icarus and Verilator, then on the gate-level netlists under Icarus |
@@ -183,7 +184,8 @@ func checklist(modules []string) string {
 		{"D1", "Memories listed, models apart from the logic", "`memories/`", "pass"},
 		{"D1", "Clock, I/O delays and reset paths constrained", "`constraints/nic_top.sdc`", "pass"},
 		{"D2", "Lint clean (Verilator -Wall, Yosys latch and loop checks, Icarus): nic_top and every block with vectors", "`reports/lint/`", "pass"},
-		{"D2", "Per-block specs (ports, latency, II, tables, reset)", "`docs/` (not in this bundle)", "not done"},
+		{"D2", "Per-block specs (ports, latency, II, tables, reset), generated from the Go descriptions", "`docs/blocks/`", "pass"},
+		{"D2", "The wire format and the NIC's block diagram with each stage's latency", "`docs/wire-format.md`, `docs/nic.md`", "pass"},
 		{"D3", "Timing of nic_top at the target clock (pre-layout)", "— (the blocks' own are under `reports/timing/`)", "not done"},
 		{"D3", "Area and FPGA fit", "`reports/synthesis` (not in this bundle)", "not done"},
 	}
