@@ -24,29 +24,6 @@ type gateLevel struct {
 	Timing  []byte            // reports/timing/<module>.json
 }
 
-// timingReport is the deterministic part of qor.ASICResult (no work paths, no run time).
-type timingReport struct {
-	Unit         string     `json:"unit"`
-	Library      string     `json:"library"`
-	Stage        string     `json:"stage"`
-	ClockMHz     int        `json:"clock_mhz"`
-	PeriodNS     float64    `json:"period_ns"`
-	CriticalNS   float64    `json:"critical_ns"`
-	CriticalFO4  float64    `json:"critical_fo4"`
-	WNSNS        float64    `json:"wns_ns"`
-	TNSNS        float64    `json:"tns_ns"`
-	Start        string     `json:"start"`
-	End          string     `json:"end"`
-	Levels       int        `json:"levels"`
-	Paths        []qor.Path `json:"paths"`
-	CellAreaUM2  float64    `json:"cell_area_um2"`
-	MacroAreaUM2 float64    `json:"macro_area_um2"`
-	Cells        int        `json:"cells"`
-	Flops        int        `json:"flops"`
-	Macros       int        `json:"macros"`
-	MacroBits    int        `json:"macro_bits"`
-}
-
 // synthesizeGates runs the QoR flow's ASIC synthesis and timing on module of block, whole.
 func synthesizeGates(ctx context.Context, block, module string, c config.Config, st gen.Stamp, work string,
 	log io.Writer) (*gateLevel, error) {
@@ -78,11 +55,9 @@ func synthesizeGates(ctx context.Context, block, module string, c config.Config,
 		}
 		g.Macros[name] = text
 	}
-	tr := timingReport{Unit: res.Unit, Library: res.Library, Stage: res.Stage, ClockMHz: res.ClockMHz,
-		PeriodNS: res.PeriodNS, CriticalNS: res.CriticalNS, CriticalFO4: res.CriticalFO4, WNSNS: res.WNSNS,
-		TNSNS: res.TNSNS, Start: res.Start, End: res.End, Levels: res.Levels, Paths: res.Paths,
-		CellAreaUM2: res.CellAreaUM2, MacroAreaUM2: res.MacroAreaUM2, Cells: res.Cells, Flops: res.Flops,
-		Macros: res.Macros, MacroBits: res.MacroBits}
+	// The report without what changes from run to run: the work folder's paths and the time.
+	tr := *res
+	tr.Logs, tr.Seconds = nil, 0
 	if g.Timing, err = json.MarshalIndent(tr, "", "  "); err != nil {
 		return nil, fmt.Errorf("handoff: %w", err)
 	}
