@@ -108,6 +108,9 @@ func Build(ctx context.Context, opt Options) (*Summary, error) {
 	if opt.Packets <= 0 {
 		return nil, fmt.Errorf("handoff: packets %d: must be > 0", opt.Packets)
 	}
+	if st, err := os.Stat(opt.Out); err == nil && !st.IsDir() {
+		return nil, fmt.Errorf("handoff: %s exists and is not a folder", opt.Out)
+	}
 	if entries, err := os.ReadDir(opt.Out); err == nil && len(entries) > 0 && !opt.Force {
 		return nil, ErrExists
 	}
