@@ -168,6 +168,15 @@ func (d *Design) Subtree(module string) []string {
 	return out
 }
 
+// known is the set of the design's module names.
+func (d *Design) known() map[string]bool {
+	known := make(map[string]bool, len(d.texts))
+	for n := range d.texts {
+		known[n] = true
+	}
+	return known
+}
+
 // Instance is one module instance inside another: its instance name and its module.
 type Instance struct {
 	Name, Module string
@@ -175,12 +184,8 @@ type Instance struct {
 
 // Instances lists the instances module's text declares, of the design's modules, in order.
 func (d *Design) Instances(module string) []Instance {
-	known := map[string]bool{}
-	for n := range d.texts {
-		known[n] = true
-	}
 	var out []Instance
-	for _, c := range instancesOf(d.texts[module], known) {
+	for _, c := range instancesOf(d.texts[module], d.known()) {
 		out = append(out, Instance{Name: c.name, Module: c.module})
 	}
 	return out
@@ -189,10 +194,7 @@ func (d *Design) Instances(module string) []Instance {
 // walkInstances visits module and, depth first, every module instantiated below it, once per
 // instance (64 levels at most).
 func (d *Design) walkInstances(module string, visit func(m string)) {
-	known := map[string]bool{}
-	for n := range d.texts {
-		known[n] = true
-	}
+	known := d.known()
 	var walk func(m string, depth int)
 	walk = func(m string, depth int) {
 		if depth > 64 {
@@ -211,10 +213,7 @@ func (d *Design) walkInstances(module string, visit func(m string)) {
 // count per instance as SubtreeBytes), and the parts instanced with a parameter list (whose
 // hardware is not the module's own).
 func (d *Design) Parts(module string, isPart func(string) bool) (parts map[string]int, glueBytes int, withParams []string) {
-	known := map[string]bool{}
-	for n := range d.texts {
-		known[n] = true
-	}
+	known := d.known()
 	parts = map[string]int{}
 	seenParam := map[string]bool{}
 	var walk func(m string, depth int)

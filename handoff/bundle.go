@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 
@@ -40,11 +41,11 @@ type Options struct {
 // ErrExists is returned when Out is a non-empty folder and Force is not set.
 var ErrExists = errors.New("handoff: the output folder exists and is not empty (use --force to replace it)")
 
-// Recording is one block's replayable run: the cosim block and scenario it comes from.
+// Recording is one block's replayable run: the cosim block (internal/blocks, whose Cosim runs
+// it) and scenario it comes from. Its module is the block's top.
 type Recording struct {
-	Block, Module, Scenario string
-	Ordered                 bool // the inputs keep their order across streams (NewRecorder)
-	run                     func(ctx context.Context, opt cosim.Options) (*cosim.Result, error)
+	Block, Scenario string
+	Ordered         bool // the inputs keep their order across streams (NewRecorder)
 }
 
 // Recordings are the runs the bundle's vectors come from: every scenario of the SACK unit, the
@@ -54,19 +55,18 @@ type Recording struct {
 // streams (both act on its tables).
 func Recordings() []Recording {
 	var out []Recording
-	add := func(block, module string, run func(context.Context, cosim.Options) (*cosim.Result, error),
-		ordered bool, scenarios ...string) {
+	add := func(block string, ordered bool, scenarios ...string) {
 		for _, sc := range scenarios {
-			out = append(out, Recording{Block: block, Module: module, Scenario: sc, Ordered: ordered, run: run})
+			out = append(out, Recording{Block: block, Scenario: sc, Ordered: ordered})
 		}
 	}
-	add("sack", "sack_unit", cosim.RunSack, false, "in-order", "single-loss", "burst-loss", "reorder", "duplicates",
+	add("sack", false, "in-order", "single-loss", "burst-loss", "reorder", "duplicates",
 		"window-edge", "wraparound", "back-to-back", "line-rate", "all-paths", "ack-loss", "backpressure", "peek",
 		"path-init")
-	add("parser", "rx_parser", cosim.RunParser, false, "random", "valid", "malformed", "line-rate", "backpressure")
-	add("deparser", "tx_deparser", cosim.RunDeparser, false, "random", "backpressure", "line-rate",
+	add("parser", false, "random", "valid", "malformed", "line-rate", "backpressure")
+	add("deparser", false, "random", "backpressure", "line-rate",
 		"line-rate-small", "length-error")
-	add("placement", "placement_engine", cosim.RunPlacement, true, "in-order", "reorder", "duplicates",
+	add("placement", true, "in-order", "reorder", "duplicates",
 		"violations", "missing-receives", "back-to-back", "long-messages", "backpressure", "cpl-backpressure")
 	return out
 }
@@ -147,19 +147,26 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 	commit := Commit()
 	st := blocks.Stamp(opt.Version, opt.ConfigPath, opt.Config)
 	files := map[string][]byte{}
-	rtl, err := designFiles(opt.Config, st, files)
+	recs := Recordings()
+	rtl, err := designFiles(opt.Config, st, recs, files)
 	if err != nil {
 		return nil, err
 	}
 	sum := &Summary{Transactions: map[string]int{}, Commit: commit}
-	recs := Recordings()
 	maxN := map[string]int{}
 	ifaces := map[string]*Interface{}
 	ordered := map[string]bool{}
+	blockOf := map[string]string{}
 	for _, r := range recs {
-		logf(opt.Log, "handoff: recording %s %s (%d packets)\n", r.Module, r.Scenario, opt.Packets)
+		module := rtl.top[r.Block]
+		blockOf[module] = r.Block
+		b, err := blocks.Lookup(r.Block)
+		if err != nil {
+			return nil, fmt.Errorf("handoff: %w", err)
+		}
+		logf(opt.Log, "handoff: recording %s %s (%d packets)\n", module, r.Scenario, opt.Packets)
 		var rec *Recorder
-		res, err := r.run(ctx, cosim.Options{Config: opt.Config, Scenario: r.Scenario, Seed: opt.Seed,
+		res, err := b.Cosim(ctx, cosim.Options{Config: opt.Config, Scenario: r.Scenario, Seed: opt.Seed,
 			Packets: opt.Packets, Stamp: st, CacheDir: opt.CacheDir, Log: nil,
 			Probe: func(lib *verilator.Library) (cosim.Probe, error) {
 				var err error
@@ -167,25 +174,25 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 				if err != nil {
 					return nil, err
 				}
-				ifaces[r.Module], ordered[r.Module] = rec.it, r.Ordered
+				ifaces[module], ordered[module] = rec.it, r.Ordered
 				return rec, nil
 			}})
 		if err != nil {
-			return nil, fmt.Errorf("handoff: record %s %s: %w", r.Module, r.Scenario, err)
+			return nil, fmt.Errorf("handoff: record %s %s: %w", module, r.Scenario, err)
 		}
 		if res.Mismatches != 0 || rec == nil {
-			return nil, fmt.Errorf("handoff: record %s %s: %d mismatches against golden", r.Module, r.Scenario,
+			return nil, fmt.Errorf("handoff: record %s %s: %d mismatches against golden", module, r.Scenario,
 				res.Mismatches)
 		}
-		vdir := filepath.Join(dir, "vectors", r.Module, r.Scenario)
+		vdir := filepath.Join(dir, "vectors", module, r.Scenario)
 		meta := Meta{Scenario: r.Scenario, Seed: opt.Seed, ConfigHash: opt.Config.Hash(), Coverage: res.Counts}
 		if err := rec.Write(vdir, meta); err != nil {
-			return nil, fmt.Errorf("handoff: record %s %s: %w", r.Module, r.Scenario, err)
+			return nil, fmt.Errorf("handoff: record %s %s: %w", module, r.Scenario, err)
 		}
 		for _, s := range rec.streams {
-			maxN[r.Module] = max(maxN[r.Module], len(s.tx))
+			maxN[module] = max(maxN[module], len(s.tx))
 		}
-		sum.Transactions[r.Module] += rec.Transactions()
+		sum.Transactions[module] += rec.Transactions()
 	}
 	modules := make([]string, 0, len(ifaces))
 	for m := range ifaces {
@@ -203,10 +210,6 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 		files["tb/"+m+".f"] = []byte(strings.Join(append(list, "tb/tb_"+m+".v"), "\n") + "\n")
 	}
 	// Gate level: each module's osu018 netlist from the QoR flow, replayed on the same vectors.
-	blockOf := map[string]string{}
-	for _, r := range recs {
-		blockOf[r.Module] = r.Block
-	}
 	work, err := os.MkdirTemp("", "mrgen-handoff-gls-")
 	if err != nil {
 		return nil, fmt.Errorf("handoff: %w", err)
@@ -308,12 +311,19 @@ func lintReports(ctx context.Context, dir string, modules []string) error {
 
 // designFiles renders the NIC and every recorded block for the configuration into files: logic
 // modules under rtl/, the memory models under memories/models/ (kept apart, for the team's
-// macros), the memory list, the SDC and filelist.f. It returns each module's file, by name.
-func designFiles(c config.Config, st gen.Stamp, files map[string][]byte) (*rtlSet, error) {
-	rtl := &rtlSet{path: map[string]string{}}
+// macros), the memory list, the SDC and filelist.f. It returns each module's file, by name, and
+// each block's top.
+func designFiles(c config.Config, st gen.Stamp, recs []Recording, files map[string][]byte) (*rtlSet, error) {
+	rtl := &rtlSet{path: map[string]string{}, top: map[string]string{}}
 	var order []string
 	var top *gen.Design
-	for _, block := range []string{"nic", "sack", "parser", "deparser", "placement"} {
+	names := []string{"nic"}
+	for _, r := range recs {
+		if !slices.Contains(names, r.Block) {
+			names = append(names, r.Block)
+		}
+	}
+	for _, block := range names {
 		d, err := blocks.Generate(block, c, st, nil)
 		if err != nil {
 			return nil, fmt.Errorf("handoff: %w", err)
@@ -322,6 +332,7 @@ func designFiles(c config.Config, st gen.Stamp, files map[string][]byte) (*rtlSe
 			top = d
 		}
 		rtl.designs = append(rtl.designs, d)
+		rtl.top[block] = d.Top
 		for _, f := range d.Files {
 			name, ok := strings.CutPrefix(f.Path, "rtl/")
 			if !ok {
@@ -357,10 +368,12 @@ func designFiles(c config.Config, st gen.Stamp, files map[string][]byte) (*rtlSe
 	return rtl, nil
 }
 
-// rtlSet is the rendered designs and where each module's file went in the bundle.
+// rtlSet is the rendered designs, where each module's file went in the bundle, and each block's
+// top module.
 type rtlSet struct {
 	designs []*gen.Design
 	path    map[string]string
+	top     map[string]string
 }
 
 // moduleFiles lists the files a module needs (itself and every module below it), memory models

@@ -2,7 +2,6 @@ package handoff
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 )
 
@@ -160,9 +159,7 @@ Recorded here (` + fmt.Sprintf("%d", opt.Packets) + ` packets per scenario, seed
 | module | transactions |
 |---|---|
 `)
-	sorted := append([]string(nil), modules...)
-	sort.Strings(sorted)
-	for _, m := range sorted {
+	for _, m := range modules { // sorted by build
 		fmt.Fprintf(&b, "| `%s` | %d |\n", m, tx[m])
 	}
 	b.WriteString("\nScenarios that reset in the middle of traffic are not recorded: operations in flight at a reset\n" +

@@ -44,11 +44,8 @@ func synthesizeGates(ctx context.Context, block, module string, c config.Config,
 		return nil, fmt.Errorf("handoff: gate level of %s: %w", module, err)
 	}
 	g := &gateLevel{Netlist: netlist, Macros: map[string][]byte{}}
-	for _, t := range u.Tables {
+	for _, t := range u.MacroTables() {
 		name := t.MemModule()
-		if !t.Macro() || g.Macros[name] != nil {
-			continue
-		}
 		text, err := macroShell(bd.Design, name)
 		if err != nil {
 			return nil, err

@@ -11,7 +11,7 @@ import (
 
 // moduleSpec renders docs/blocks/<module>.md from the module's Go description, the same one its
 // RTL is rendered from: what it does, its clock and reset, ports, parameters, latency and II, its
-// tables, its memory instances and the modules it instantiates.
+// tables and the modules it instantiates.
 func moduleSpec(d *gen.Design, m *hdl.Module) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# `%s`\n\nGenerated from `%s` (the description its RTL is rendered from).\n\n%s\n\n", m.Name, m.Source, m.Doc)

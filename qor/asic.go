@@ -124,7 +124,7 @@ func RunASIC(ctx context.Context, u Unit, dir string, model MacroModel, log io.W
 	}
 	top := u.Name()
 	period := u.Config.Timing.ASICPeriodNS()
-	macros := u.macroTables()
+	macros := u.MacroTables()
 	p := func(name string) string { return filepath.Join(dir, name) }
 	logs := map[string]string{"yosys_script": p("asic.ys"), "yosys_log": p("asic-yosys.log"), "abc_script": p("asic.abc"),
 		"macro_stubs": p("macros.v"), "macro_liberty": p("macros.lib"), "sdc": p(top + ".sdc"),

@@ -74,8 +74,8 @@ type Unit struct {
 // Name is the unit's module name.
 func (u Unit) Name() string { return u.Module.Name }
 
-// macroTables are the unit's design's memories that are macros, one per shape.
-func (u Unit) macroTables() []hdl.Table {
+// MacroTables are the unit's design's memories that are macros, one per shape.
+func (u Unit) MacroTables() []hdl.Table {
 	var out []hdl.Table
 	seen := map[string]bool{}
 	for _, t := range u.Tables {
@@ -90,7 +90,7 @@ func (u Unit) macroTables() []hdl.Table {
 // logicFiles are the design's files without the behavioural models of its macros.
 func (u Unit) logicFiles() []string {
 	macro := map[string]bool{}
-	for _, t := range u.macroTables() {
+	for _, t := range u.MacroTables() {
 		macro[t.MemModule()+".v"] = true
 	}
 	var out []string

@@ -61,7 +61,7 @@ type XCUPResult struct {
 // inputs and starts at its output, as at a block RAM's.
 func RegisterStubs(u Unit) string {
 	var b strings.Builder
-	for _, t := range u.macroTables() {
+	for _, t := range u.MacroTables() {
 		in := 2 + 2*t.AddrWidth() + t.Width
 		fmt.Fprintf(&b, "module %s (\n  input wire clk,\n  input wire we,\n  input wire [%d:0] waddr,\n", t.MemModule(), t.AddrWidth()-1)
 		fmt.Fprintf(&b, "  input wire [%d:0] wdata,\n  input wire re,\n  input wire [%d:0] raddr,\n  output reg [%d:0] rdata\n);\n",

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -53,8 +55,8 @@ func newHandoffCmd(g *globals) *cobra.Command {
 				return g.emitJSON(sum)
 			}
 			fmt.Fprintf(g.stdout, "handoff bundle in %s: %d files, %d bytes; vectors:", sum.Out, sum.Files, sum.Bytes)
-			for m, n := range sum.Transactions {
-				fmt.Fprintf(g.stdout, " %s %d transactions", m, n)
+			for _, m := range slices.Sorted(maps.Keys(sum.Transactions)) {
+				fmt.Fprintf(g.stdout, " %s %d transactions", m, sum.Transactions[m])
 			}
 			fmt.Fprintf(g.stdout, "\nrun %s/verify.sh to check it\n", sum.Out)
 			return nil
