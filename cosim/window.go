@@ -349,7 +349,8 @@ func runWindow(ctx context.Context, lib *verilator.Library, u *hdlwindow.Unit, k
 		open := adv && !busy
 		urgent := scanWait == hdlwindow.ScanStarve
 		wantAckReady := open && !urgent
-		hold := inF.valid && !inF.send && inF.conn == pinConn
+		// A send waits behind an operation on its connection in F: behind a send too at SendII 2.
+		hold := inF.valid && (!inF.send || u.SendII == 2) && inF.conn == pinConn
 		wantSendReady := wantAckReady && !ackOffered && !hold && !inX
 		gotAckReady, gotSendReady := pt.ackReady.Get(outb) == 1, pt.sendReady.Get(outb) == 1
 		if gotAckReady != wantAckReady || gotSendReady != wantSendReady {

@@ -3,12 +3,14 @@ package cosim
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/mrgen/mrgen/config"
 	"github.com/mrgen/mrgen/gen"
+	hdlwindow "github.com/mrgen/mrgen/hdl/window"
 	"github.com/mrgen/mrgen/internal/tooltest"
 )
 
@@ -79,7 +81,7 @@ func TestWindowDirectedScenarios(t *testing.T) {
 // path-state transition and the clock and PSN wraparound.
 func TestWindowMatrix(t *testing.T) {
 	for _, name := range []string{"matrix/w1024-1path.yaml", "matrix/w256-64paths.yaml", "matrix/w64-4paths-asic.yaml",
-		"matrix/w256-3x3-window.yaml"} {
+		"matrix/w256-3x3-window.yaml", "matrix/nic-w256-2ports.yaml"} {
 		t.Run(name, func(t *testing.T) {
 			c := loadMatrixConfig(t, name)
 			for _, sc := range []string{"random", "failure", "wraparound", "back-to-back"} {
@@ -104,28 +106,32 @@ func TestWindowSeeds(t *testing.T) {
 
 // TestWindowInitiationIntervalAndLatency shows the II: in back-to-back every cycle brings an
 // operation on connection 0 (an ACK to path 0, a send, or a starved scan) into F but for the
-// cycles a send waits (behind X's operation or an operation on its connection that is not a
-// send) and a check waits for X, and each output comes exactly its stream's latency after its
-// input.
+// cycles a send waits (behind X's operation, or behind an operation on its connection in F: one
+// that is not a send at send II 1, any at send II 2) and a check waits for X, and each output
+// comes exactly its stream's latency after its input. At the default configuration (send II 2)
+// and at two 256-bit ports (send II 1).
 func TestWindowInitiationIntervalAndLatency(t *testing.T) {
-	c := config.Default()
-	const n = 5_000
-	res := runWindowTest(t, c, "back-to-back", 3, n, nil, "")
-	requireClean(t, res)
-	for _, s := range []string{"ack", "send"} {
-		require.Equal(t, res.DeclaredLatency[s], res.MinLatency[s], "%s latency", s)
-		require.Equal(t, res.DeclaredLatency[s], res.MaxLatency[s], "%s latency without backpressure", s)
+	for _, c := range []config.Config{config.Default(), loadMatrixConfig(t, "matrix/nic-w256-2ports.yaml")} {
+		t.Run(c.Name, func(t *testing.T) {
+			const n = 5_000
+			res := runWindowTest(t, c, "back-to-back", 3, n, nil, "")
+			requireClean(t, res)
+			for _, s := range []string{"ack", "send"} {
+				require.Equal(t, res.DeclaredLatency[s], res.MinLatency[s], "%s latency", s)
+				require.Equal(t, res.DeclaredLatency[s], res.MaxLatency[s], "%s latency without backpressure", s)
+			}
+			require.Zero(t, res.Counts["stall_cycles"])
+			require.Equal(t, c.Derived().PathTableDepth, res.Counts["busy_cycles"])
+			// One operation enters F per cycle; the cycles F stays empty are the held sends' and the
+			// checks' (a check enters X only when X is empty), none else.
+			ops := uint64(res.Packets + res.Acks + res.Counts["scans"])
+			idle := uint64(res.Counts["f_idle"])
+			require.Equal(t, res.RTLCycles, ops+idle+3+uint64(res.Counts["busy_cycles"]),
+				"%d cycles for %d operations and %d idle", res.RTLCycles, ops, idle)
+			require.LessOrEqual(t, idle, uint64(res.Counts["send_held"]+res.Counts["scans"]))
+			require.Positive(t, res.Counts["send_held"])
+		})
 	}
-	require.Zero(t, res.Counts["stall_cycles"])
-	require.Equal(t, c.Derived().PathTableDepth, res.Counts["busy_cycles"])
-	// One operation enters F per cycle; the cycles F stays empty are the held sends' and the
-	// checks' (a check enters X only when X is empty), none else.
-	ops := uint64(res.Packets + res.Acks + res.Counts["scans"])
-	idle := uint64(res.Counts["f_idle"])
-	require.Equal(t, res.RTLCycles, ops+idle+3+uint64(res.Counts["busy_cycles"]),
-		"%d cycles for %d operations and %d idle", res.RTLCycles, ops, idle)
-	require.LessOrEqual(t, idle, uint64(res.Counts["send_held"]+res.Counts["scans"]))
-	require.Positive(t, res.Counts["send_held"])
 }
 
 // TestWindowCosimCatchesFaults breaks the RTL on purpose and requires cosim to notice, with a
@@ -144,6 +150,11 @@ func TestWindowCosimCatchesFaults(t *testing.T) {
 		{"no hold behind an operation on the connection",
 			"assign send_hold = f_valid && (f_op != OP_SEND) && (f_conn == s_send_conn);",
 			"assign send_hold = 1'b0;", "", "", "back-to-back", false},
+		{"no hold behind a send on the connection (send II 2)",
+			"assign send_hold = f_valid && (f_conn == s_send_conn);",
+			"assign send_hold = f_valid && (f_op != OP_SEND) && (f_conn == s_send_conn);", "arbitration", "", "back-to-back", false},
+		{"no hold at all (send II 2)",
+			"assign send_hold = f_valid && (f_conn == s_send_conn);", "assign send_hold = 1'b0;", "", "", "back-to-back", false},
 		{"fast-table forwarding disabled",
 			"wire f_fwd = fp_valid && (fp_idx == f_idx);", "wire f_fwd = 1'b0;", "", "", "back-to-back", false},
 		{"X's forwarding disabled",
@@ -152,7 +163,7 @@ func TestWindowCosimCatchesFaults(t *testing.T) {
 		{"the PSN table's forwarding of W's write disabled",
 			"wire sd_wfwd = w_valid && (w_idx == f_idx);", "wire sd_wfwd = 1'b0;", "send", "", "back-to-back", false},
 		{"the PSN table's forwarding of W2's write disabled",
-			"wire sd_w2fwd = w2_valid && (w2_idx == f_idx);", "wire sd_w2fwd = 1'b0;", "send", "", "back-to-back", false},
+			"wire sd_w2fwd = w2_valid && (w2_idx == f_idx);", "wire sd_w2fwd = 1'b0;", "send", "", "failure", false},
 		{"a set-PSN not written to the PSN table",
 			"w_valid <= f_valid && ((f_op == OP_INIT) || (f_op == OP_SET_PSN)",
 			"w_valid <= f_valid && ((f_op == OP_INIT) || 1'b0", "send", "", "wraparound", false},
@@ -163,11 +174,11 @@ func TestWindowCosimCatchesFaults(t *testing.T) {
 			"wire dd_ge = (s2_now >= dd_ld) ? dd_r[33] : (dd_r[33] || dd_r[32]);",
 			"wire dd_ge = dd_r[33] || dd_r[32];", "ack", "", "ecn", false},
 		{"a timeout while siblings are heard only counted",
-			"wire x_failing = heard_v_q[x_conn] && x_arm_minus_heard[31] && !xc_marked;",
+			"wire x_failing = heard_v_q[x_conn] && x_arm_before_heard && !xc_marked;",
 			"wire x_failing = 1'b0;", "tmr", "", "failure", false},
 		{"an ECN mark does not excuse a silent path",
-			"wire x_failing = heard_v_q[x_conn] && x_arm_minus_heard[31] && !xc_marked;",
-			"wire x_failing = heard_v_q[x_conn] && x_arm_minus_heard[31];", "tmr", "", "failure", false},
+			"wire x_failing = heard_v_q[x_conn] && x_arm_before_heard && !xc_marked;",
+			"wire x_failing = heard_v_q[x_conn] && x_arm_before_heard;", "tmr", "", "failure", false},
 		{"the RTT table's two-ahead forwarding disabled",
 			"f_rfwd <= s1_rtt_w && (s1_idx == x_idx);", "f_rfwd <= 1'b0;", "ack", "", "back-to-back", false},
 		{"the connection AIMD entry's one-ahead forwarding disabled (S2 loads the older view)",
@@ -179,6 +190,8 @@ func TestWindowCosimCatchesFaults(t *testing.T) {
 			"s4_fwd <= s4_valid && (s4_idx == s3_idx);", "s4_fwd <= 1'b0;", "ack", "RTO", "failure", false},
 		{"the rate cap table's forwarding disabled",
 			"s6_fwd <= s6_valid && (s6_conn == s5_conn);", "s6_fwd <= 1'b0;", "", "", "back-to-back", false},
+		{"an ACK count of 2^11 or more not taken as emptying the path (the class's 14-bit sums)",
+			"wire ci_sat = (f_op_ack && f_sum_big) || ci_x[13];", "wire ci_sat = ci_x[13];", "", "", "saturate", false},
 		{"rttvar gain off by one",
 			"wire [31:0] rv_y = s2_ad >> RTTVAR_SHIFT;",
 			"wire [31:0] rv_y = s2_ad >> (RTTVAR_SHIFT + 1);", "ack", "RTTVar", "random", false},
@@ -221,8 +234,23 @@ func TestWindowCosimCatchesFaults(t *testing.T) {
 	for _, f := range faults {
 		tf = append(tf, templateFault{Name: f.name, Module: "window_unit", From: f.from, To: f.to, Stream: f.stream, Field: f.field, VCD: f.vcd, Scenario: f.scenario})
 	}
+	// The faults of the send II 1 logic (both picks in A, F's send forwarded to the next) run
+	// where it is generated: two 256-bit ports, whose line rate needs II 1 on one connection.
+	sendII1 := map[string]bool{"pick ignores the send in F": true, "a send's class one packet fuller ignored": true,
+		"no hold behind an operation on the connection": true, "the PSN table's forwarding of W's write disabled": true}
+	twoPorts := loadMatrixConfig(t, "matrix/nic-w256-2ports.yaml")
+	require.Equal(t, 1, hdlwindow.SendIIFor(twoPorts.DatapathWidth, twoPorts.Ports))
+	require.Equal(t, 2, hdlwindow.SendIIFor(config.Default().DatapathWidth, config.Default().Ports))
 	requireFaultsCaught(t, tf, func(t *testing.T, f templateFault, mutate func([]gen.Source) error, vcd string) *Result {
-		return runWindowTest(t, config.Default(), f.Scenario, 1, 20_000, mutate, vcd)
+		c := config.Default()
+		if sendII1[f.Name] {
+			c = twoPorts
+		}
+		n := 20_000
+		if strings.HasPrefix(f.Name, "an ACK count of 2^11") {
+			n = 300_000 // an aliasing count on a path more than half full, then a pick it changes: rare
+		}
+		return runWindowTest(t, c, f.Scenario, 1, n, mutate, vcd)
 	})
 }
 

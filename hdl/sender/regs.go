@@ -56,7 +56,7 @@ func (u *Unit) Regs() []Reg {
 		ctl("st", u.StateW(), "S_CLEAR"), zero("clr_idx", u.ClearW), data("aw_ret", u.StateW()), data("k_ret", u.StateW()), data("rw_ret", u.StateW()),
 		data("c_op", 4), data("c_conn", cw), data("c_stream", sw), data("c_path", aw), data("c_gen", 16),
 		data("c_wrop", wire.OpcodeBits), data("c_len", 32), data("c_local", 64), data("c_va", 64),
-		data("c_rkey", 32), data("c_id", 64), data("c_time", 64), data("tries", cw+1),
+		data("c_rkey", 32), data("c_id", 64), data("c_time", 64), data("tries", cw+1), data("pr_paced", 1),
 		data("k_ok", 1), data("k_ack", 1), data("k_nak", 1), data("k_code", 8), data("k_rnr", 16), data("k_cum", pw), data("k_sack", u.W), data("k_ecn", 16),
 		data("k_ts", 32), data("k_hint", 16), data("k_dly", 26), data("psn_q", pw),
 		data("l_base", pw), data("l_lost", u.W), data("l_nxt", pw),

@@ -57,6 +57,12 @@ func (u *Unit) PSNMacro() bool {
 	return t.Macro()
 }
 
+// PSNW2 reports whether a send's PSN needs W2's forwarding (the PSN table's write two operations
+// ahead, at the edge of the read): where the table is a RAM read in A, or where two sends on one
+// connection may follow each other in F (SendII 1). A register file read in F, with the
+// operation before a send on another connection, already holds it.
+func (u *Unit) PSNW2() bool { return u.SendII == 1 || u.PSNMacro() }
+
 // psnTable is the PSN table, a RAM or a register file (PSNMacro).
 func (u *Unit) psnTable() hdl.Table {
 	t := u.groupTable("psn", "the path's next PSN")
@@ -170,5 +176,6 @@ func (u *Unit) UnitModule() *hdl.Module {
 		},
 		Latency: LatencyAck,
 		II:      1,
+		EntryII: u.SendII,
 	}
 }

@@ -57,6 +57,19 @@ const (
 	LatencyAck  = 9
 )
 
+// SendIIFor is the send II on one connection at a datapath width and port count: 2 when the
+// connection's ports together bring at most one send every 2 cycles at line rate (one per port
+// per minimum frame, hdl.MinFrameBeats), else 1.
+func SendIIFor(datapathBits, ports int) int {
+	if ports < 1 {
+		ports = 1
+	}
+	if hdl.MinFrameBeats(datapathBits) >= 2*ports {
+		return 2
+	}
+	return 1
+}
+
 // ScanStarve is the number of consecutive advancing cycles the timer scan may lose the
 // arbitration before it takes the slot: urgent, it blocks the ACK port and enters as soon as X is
 // empty (one cycle later at most), so it gets a slot in at most ScanStarve+2 and every entry is
@@ -94,6 +107,13 @@ type Unit struct {
 
 	// Fixed-point constants (golden Params), ready for the template.
 	SeedFold uint16
+
+	// SendII is the initiation interval of two sends on one connection: 2 where line rate
+	// allows it (a minimum frame of at least 2 × ports cycles: every configuration but two
+	// 256-bit ports), so that a send waits one cycle behind any operation on its connection and
+	// the spraying pick reads the classes F has just written; else 1, where both picks (F's send
+	// taken or refused) run in A and F's gate chooses (docs/window.md, "II").
+	SendII int
 
 	// Explicit: no free-running timer scan; each entry is checked (golden Expire) only when the
 	// s_exp port asks, and every such check answers on m_tmr, EventNone included. The send
@@ -195,6 +215,7 @@ func New(c config.Config) (*Unit, error) {
 	u.PadConns = p.Conns < u.ConnDepth
 	u.PadPaths = p.Paths < u.PathSlots
 	u.Reset = hdl.ResetFor(c.ResetStyle)
+	u.SendII = SendIIFor(c.DatapathWidth, c.Ports)
 	u.Groups = []Group{
 		newGroup("fast", false, "A", "F", []Field{
 			{Name: "state", Width: StateW, Doc: "0 active, 1 suspect, 2 failed"},
