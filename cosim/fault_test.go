@@ -22,6 +22,18 @@ type templateFault struct {
 	Stream, Field string
 	// VCD asks for the window of cycles around the mismatch, which must then exist.
 	VCD bool
+	// Config (a file under configs/) and Packets, when set, replace the runner's configuration
+	// and run length, for a fault in logic generated only elsewhere or one that shows rarely.
+	Config  string
+	Packets int
+}
+
+// RunLength is the fault's run length: Packets, or the runner's default n.
+func (f templateFault) RunLength(n int) int {
+	if f.Packets > 0 {
+		return f.Packets
+	}
+	return n
 }
 
 // mutate is the fault as gen.BuildMutated's rewrite; the anchor must be found.

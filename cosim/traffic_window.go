@@ -183,7 +183,7 @@ func (t *windowTraffic) nextAck(now uint32) (winAckOp, bool) {
 		op.ack.CumAdvance, op.ack.NewlySacked = uint16(t.rng.Uint32()), uint16(t.rng.Uint32())
 		if t.rng.IntN(2) == 0 {
 			// A count that aliases k modulo 2^11 (the width of inflight): it still empties the path.
-			op.ack.CumAdvance, op.ack.NewlySacked = uint16(k+1<<11*(1+t.rng.IntN(31))), 0
+			op.ack.CumAdvance, op.ack.NewlySacked = uint16(k+(1<<11)*(1+t.rng.IntN(31))), 0
 		}
 	}
 	rtt := t.rtt[idx] + uint32(t.rng.IntN(int(t.rtt[idx]/4)+1))

@@ -3,7 +3,6 @@ package cosim
 import (
 	"context"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -137,19 +136,7 @@ func TestWindowInitiationIntervalAndLatency(t *testing.T) {
 // TestWindowCosimCatchesFaults breaks the RTL on purpose and requires cosim to notice, with a
 // report that names the stream and the differing field, and a VCD around it.
 func TestWindowCosimCatchesFaults(t *testing.T) {
-	faults := []struct {
-		name, from, to, stream, field, scenario string
-		vcd                                     bool
-	}{
-		{"pick ignores the send in F",
-			"wire pick_fwd = f_is_send && (f_conn == s_send_conn);", "wire pick_fwd = 1'b0;",
-			"send", "", "back-to-back", true},
-		{"a send's class one packet fuller ignored",
-			"assign pick_cls_taken[2*slot_i +: 2] = f_path_hot[slot_i] ? f_cls_inc",
-			"assign pick_cls_taken[2*slot_i +: 2] = 1'b0 ? f_cls_inc", "send", "", "back-to-back", false},
-		{"no hold behind an operation on the connection",
-			"assign send_hold = f_valid && (f_op != OP_SEND) && (f_conn == s_send_conn);",
-			"assign send_hold = 1'b0;", "", "", "back-to-back", false},
+	faults := []windowFault{
 		{"no hold behind a send on the connection (send II 2)",
 			"assign send_hold = f_valid && (f_conn == s_send_conn);",
 			"assign send_hold = f_valid && (f_op != OP_SEND) && (f_conn == s_send_conn);", "arbitration", "", "back-to-back", false},
@@ -160,8 +147,6 @@ func TestWindowCosimCatchesFaults(t *testing.T) {
 		{"X's forwarding disabled",
 			"x_fwd <= f_valid && (f_idx == (ack_fire ? {s_ack_conn, s_ack_path} : scan_idx));",
 			"x_fwd <= 1'b0;", "", "", "back-to-back", false},
-		{"the PSN table's forwarding of W's write disabled",
-			"wire sd_wfwd = w_valid && (w_idx == f_idx);", "wire sd_wfwd = 1'b0;", "send", "", "back-to-back", false},
 		{"the PSN table's forwarding of W2's write disabled",
 			"wire sd_w2fwd = w2_valid && (w2_idx == f_idx);", "wire sd_w2fwd = 1'b0;", "send", "", "failure", false},
 		{"a set-PSN not written to the PSN table",
@@ -190,8 +175,6 @@ func TestWindowCosimCatchesFaults(t *testing.T) {
 			"s4_fwd <= s4_valid && (s4_idx == s3_idx);", "s4_fwd <= 1'b0;", "ack", "RTO", "failure", false},
 		{"the rate cap table's forwarding disabled",
 			"s6_fwd <= s6_valid && (s6_conn == s5_conn);", "s6_fwd <= 1'b0;", "", "", "back-to-back", false},
-		{"an ACK count of 2^11 or more not taken as emptying the path (the class's 14-bit sums)",
-			"wire ci_sat = (f_op_ack && f_sum_big) || ci_x[13];", "wire ci_sat = ci_x[13];", "", "", "saturate", false},
 		{"rttvar gain off by one",
 			"wire [31:0] rv_y = s2_ad >> RTTVAR_SHIFT;",
 			"wire [31:0] rv_y = s2_ad >> (RTTVAR_SHIFT + 1);", "ack", "RTTVar", "random", false},
@@ -230,28 +213,53 @@ func TestWindowCosimCatchesFaults(t *testing.T) {
 		{"scan starvation guard removed",
 			"wire scan_urgent = (scan_wait == 4'd{% .D.ScanStarve %});", "wire scan_urgent = 1'b0;", "arbitration", "", "back-to-back", false},
 	}
-	var tf []templateFault
-	for _, f := range faults {
-		tf = append(tf, templateFault{Name: f.name, Module: "window_unit", From: f.from, To: f.to, Stream: f.stream, Field: f.field, VCD: f.vcd, Scenario: f.scenario})
+	// The send II 1 logic (both picks in A, F's send forwarded to the next) is generated only
+	// where line rate needs II 1 on one connection: two 256-bit ports.
+	sendII1 := []windowFault{
+		{"pick ignores the send in F",
+			"wire pick_fwd = f_is_send && (f_conn == s_send_conn);", "wire pick_fwd = 1'b0;",
+			"send", "", "back-to-back", true},
+		{"a send's class one packet fuller ignored",
+			"assign pick_cls_taken[2*slot_i +: 2] = f_path_hot[slot_i] ? f_cls_inc",
+			"assign pick_cls_taken[2*slot_i +: 2] = 1'b0 ? f_cls_inc", "send", "", "back-to-back", false},
+		{"no hold behind an operation on the connection",
+			"assign send_hold = f_valid && (f_op != OP_SEND) && (f_conn == s_send_conn);",
+			"assign send_hold = 1'b0;", "", "", "back-to-back", false},
+		{"the PSN table's forwarding of W's write disabled",
+			"wire sd_wfwd = w_valid && (w_idx == f_idx);", "wire sd_wfwd = 1'b0;", "send", "", "back-to-back", false},
 	}
-	// The faults of the send II 1 logic (both picks in A, F's send forwarded to the next) run
-	// where it is generated: two 256-bit ports, whose line rate needs II 1 on one connection.
-	sendII1 := map[string]bool{"pick ignores the send in F": true, "a send's class one packet fuller ignored": true,
-		"no hold behind an operation on the connection": true, "the PSN table's forwarding of W's write disabled": true}
-	twoPorts := loadMatrixConfig(t, "matrix/nic-w256-2ports.yaml")
-	require.Equal(t, 1, hdlwindow.SendIIFor(twoPorts.DatapathWidth, twoPorts.Ports))
+	// An aliasing ACK count on a path more than half full, then a pick it changes: rare.
+	long := []windowFault{
+		{"an ACK count of 2^11 or more not taken as emptying the path (the class's 14-bit sums)",
+			"wire ci_sat = (f_op_ack && f_sum_big) || ci_x[13];", "wire ci_sat = ci_x[13];", "", "", "saturate", false},
+	}
+	twoPorts := "matrix/nic-w256-2ports.yaml"
+	c2 := loadMatrixConfig(t, twoPorts)
+	require.Equal(t, 1, hdlwindow.SendIIFor(c2.DatapathWidth, c2.Ports))
 	require.Equal(t, 2, hdlwindow.SendIIFor(config.Default().DatapathWidth, config.Default().Ports))
+	var tf []templateFault
+	add := func(fs []windowFault, cfg string, packets int) {
+		for _, f := range fs {
+			tf = append(tf, templateFault{Name: f.name, Module: "window_unit", From: f.from, To: f.to, Stream: f.stream,
+				Field: f.field, VCD: f.vcd, Scenario: f.scenario, Config: cfg, Packets: packets})
+		}
+	}
+	add(faults, "", 0)
+	add(sendII1, twoPorts, 0)
+	add(long, "", 300_000)
 	requireFaultsCaught(t, tf, func(t *testing.T, f templateFault, mutate func([]gen.Source) error, vcd string) *Result {
 		c := config.Default()
-		if sendII1[f.Name] {
-			c = twoPorts
+		if f.Config != "" {
+			c = loadMatrixConfig(t, f.Config)
 		}
-		n := 20_000
-		if strings.HasPrefix(f.Name, "an ACK count of 2^11") {
-			n = 300_000 // an aliasing count on a path more than half full, then a pick it changes: rare
-		}
-		return runWindowTest(t, c, f.Scenario, 1, n, mutate, vcd)
+		return runWindowTest(t, c, f.Scenario, 1, f.RunLength(20_000), mutate, vcd)
 	})
+}
+
+// windowFault is one row of the window's fault table.
+type windowFault struct {
+	name, from, to, stream, field, scenario string
+	vcd                                     bool
 }
 
 func TestUnknownWindowScenario(t *testing.T) {
