@@ -7,6 +7,9 @@ GOFMT   ?= $(shell command -v gofmt 2>/dev/null || echo /usr/local/go/bin/gofmt)
 CONFIG  ?= configs/default.yaml
 OUT     ?= out/default
 MRGEN   := bin/mrgen
+# Stamp the commit into the binary (banners carry it) wherever git can read the tree; the machine's
+# GOFLAGS may say -buildvcs=false, which the command line overrides.
+BUILDVCS := $(shell git rev-parse HEAD >/dev/null 2>&1 && echo -buildvcs=true || echo -buildvcs=false)
 # Tests that load Verilated models must not be served from Go's test cache: the cache does not
 # see a rebuilt model library (docs/toolchain.md), so every run is -count=1.
 TESTFLAGS ?= -count=1 -timeout 40m
@@ -19,7 +22,7 @@ deps:
 	@bash scripts/deps.sh
 
 build:
-	$(GO) build -o $(MRGEN) ./cmd/mrgen
+	$(GO) build $(BUILDVCS) -o $(MRGEN) ./cmd/mrgen
 
 # The main job on the default configuration, with a readable summary.
 demo: deps build

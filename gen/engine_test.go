@@ -98,3 +98,17 @@ func TestDeclaredName(t *testing.T) {
 		require.Equal(t, want, declaredName(line), line)
 	}
 }
+
+func TestWithoutStampComparesWhatTheFileDescribes(t *testing.T) {
+	m := &hdl.Module{Name: "tiny", Source: "gen/engine_test.go", Doc: "A tiny module."}
+	other := testStamp
+	other.Version, other.Command = "9.9.9+0123456789ab.dirty", "mrgen --config x.yaml generate --block other"
+	a, b := Banner(m, testStamp)+"module tiny;\n", Banner(m, other)+"module tiny;\n"
+	require.NotEqual(t, a, b)
+	require.Equal(t, string(WithoutStamp([]byte(a))), string(WithoutStamp([]byte(b))))
+	require.Contains(t, string(WithoutStamp([]byte(a))), "A tiny module.", "the description stays")
+	require.NotEqual(t, string(WithoutStamp([]byte(a))), string(WithoutStamp([]byte(a+"// x\n"))))
+	for _, plain := range []string{"", "module tiny;\n", bannerRule + "// no closing rule\n"} {
+		require.Equal(t, plain, string(WithoutStamp([]byte(plain))), "text without a whole stamp block is unchanged")
+	}
+}

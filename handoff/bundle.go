@@ -1,6 +1,7 @@
 package handoff
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,7 +12,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -21,6 +21,7 @@ import (
 	"github.com/mrgen/mrgen/docs"
 	"github.com/mrgen/mrgen/gen"
 	"github.com/mrgen/mrgen/internal/blocks"
+	"github.com/mrgen/mrgen/internal/version"
 	"github.com/mrgen/mrgen/lint"
 	"github.com/mrgen/mrgen/verilator"
 )
@@ -80,28 +81,6 @@ type Summary struct {
 	Commit       string         `json:"commit"`
 }
 
-// Commit is the git commit the running binary was built from ("unknown" when Go did not stamp
-// it, as in tests), with "+dirty" for a modified tree.
-func Commit() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	rev, dirty := "unknown", false
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
-	if dirty {
-		rev += "+dirty"
-	}
-	return rev
-}
-
 // Build writes the bundle: into a temporary folder beside Out, renamed into place at the end, so
 // a failure leaves nothing half-written.
 func Build(ctx context.Context, opt Options) (*Summary, error) {
@@ -144,11 +123,11 @@ func logf(w io.Writer, format string, a ...any) {
 }
 
 func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
-	commit := Commit()
-	st := blocks.Stamp(opt.Version, opt.ConfigPath, opt.Config)
+	commit := version.Commit()
+	stamp := func(block string) gen.Stamp { return blocks.Stamp(opt.Version, opt.ConfigPath, block, opt.Config) }
 	files := map[string][]byte{}
 	recs := Recordings()
-	rtl, err := designFiles(opt.Config, st, recs, files)
+	rtl, err := designFiles(opt.Config, stamp, recs, files)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +146,7 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 		logf(opt.Log, "handoff: recording %s %s (%d packets)\n", module, r.Scenario, opt.Packets)
 		var rec *Recorder
 		res, err := b.Cosim(ctx, cosim.Options{Config: opt.Config, Scenario: r.Scenario, Seed: opt.Seed,
-			Packets: opt.Packets, Stamp: st, CacheDir: opt.CacheDir, Log: nil,
+			Packets: opt.Packets, Stamp: stamp(r.Block), CacheDir: opt.CacheDir, Log: nil,
 			Probe: func(lib *verilator.Library) (cosim.Probe, error) {
 				var err error
 				rec, err = NewRecorder(lib.Module(), lib.Layout(), r.Ordered)
@@ -217,7 +196,7 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 	defer os.RemoveAll(work)
 	for _, m := range modules {
 		logf(opt.Log, "handoff: gate-level netlist of %s (osu018)\n", m)
-		g, err := synthesizeGates(ctx, blockOf[m], m, opt.Config, st, filepath.Join(work, m), nil)
+		g, err := synthesizeGates(ctx, blockOf[m], m, opt.Config, stamp(blockOf[m]), filepath.Join(work, m), nil)
 		if err != nil {
 			return nil, err
 		}
@@ -226,7 +205,7 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 		var list []string
 		for mac, text := range g.Macros {
 			path := "gls/macros/" + mac + ".v"
-			if old, ok := files[path]; ok && string(old) != string(text) {
+			if old, ok := files[path]; ok && !bytes.Equal(gen.WithoutStamp(old), gen.WithoutStamp(text)) {
 				return nil, fmt.Errorf("handoff: macro %s differs between netlists", mac)
 			}
 			files[path] = text
@@ -313,7 +292,7 @@ func lintReports(ctx context.Context, dir string, modules []string) error {
 // modules under rtl/, the memory models under memories/models/ (kept apart, for the team's
 // macros), the memory list, the SDC and filelist.f. It returns each module's file, by name, and
 // each block's top.
-func designFiles(c config.Config, st gen.Stamp, recs []Recording, files map[string][]byte) (*rtlSet, error) {
+func designFiles(c config.Config, stamp func(block string) gen.Stamp, recs []Recording, files map[string][]byte) (*rtlSet, error) {
 	rtl := &rtlSet{path: map[string]string{}, top: map[string]string{}}
 	var order []string
 	var top *gen.Design
@@ -324,7 +303,7 @@ func designFiles(c config.Config, st gen.Stamp, recs []Recording, files map[stri
 		}
 	}
 	for _, block := range names {
-		d, err := blocks.Generate(block, c, st, nil)
+		d, err := blocks.Generate(block, c, stamp(block), nil)
 		if err != nil {
 			return nil, fmt.Errorf("handoff: %w", err)
 		}
@@ -343,7 +322,9 @@ func designFiles(c config.Config, st gen.Stamp, recs []Recording, files map[stri
 				path = "memories/models/" + name
 			}
 			if old, ok := files[path]; ok {
-				if string(old) != string(f.Content) {
+				// The first block's file (nic_top's tree first) is kept: its banner names the
+				// command that regenerates it.
+				if !bytes.Equal(gen.WithoutStamp(old), gen.WithoutStamp(f.Content)) {
 					return nil, fmt.Errorf("handoff: %s renders differently in block %s", name, block)
 				}
 				continue

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mrgen/mrgen/gen"
 	"github.com/mrgen/mrgen/hdl"
 )
 
@@ -158,7 +159,8 @@ func (b Build) prepare() (*prepared, error) {
 		put("port", port.Name, port.Dir.String(), strconv.Itoa(port.Width))
 	}
 	for _, s := range p.sources {
-		put("file", filepath.Base(s.path), string(s.data))
+		// The banner's stamp (version, command) does not change the model.
+		put("file", filepath.Base(s.path), string(gen.WithoutStamp(s.data)))
 	}
 	put("verilator-args", verilatorArgs...)
 	put("make-vars", b.makeVars()...)
@@ -171,7 +173,8 @@ func (b Build) prepare() (*prepared, error) {
 	return p, nil
 }
 
-// Key is the cache key of the build: a sha256 over the RTL file contents (with their base
+// Key is the cache key of the build: a sha256 over the RTL file contents without their banner's
+// stamp (gen.WithoutStamp; with their base
 // names), the module's name, clock and port list, the tool flags, Trace, Quick, `verilator --version`,
 // `g++ --version`, the platform and the harness template. It is "" when the build cannot be described (no
 // module, an invalid module, an unreadable file, no verilator); Compile returns the reason.

@@ -6,6 +6,9 @@ package blocks
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -62,10 +65,36 @@ func Lookup(name string) (Block, error) {
 	return b, nil
 }
 
-// Stamp builds the banner stamp for a configuration.
-func Stamp(version, configPath string, c config.Config) gen.Stamp {
-	return gen.Stamp{Version: version, Command: "mrgen generate --config " + configPath,
+// Stamp builds the banner stamp of a block's files: the generator version and the command that
+// regenerates them byte for byte (`generate` writes to --out, which changes no file's bytes).
+func Stamp(version, configPath, block string, c config.Config) gen.Stamp {
+	return gen.Stamp{Version: version, Command: GenerateCommand(configPath, block),
 		ConfigName: c.Name, ConfigHash: c.Hash()}
+}
+
+// GenerateCommand is the `mrgen generate` command line for a block at a configuration file. A
+// path inside the working directory is written relative to it, so that banners do not depend on
+// where the repository was cloned.
+func GenerateCommand(configPath, block string) string {
+	p := filepath.Clean(configPath)
+	if filepath.IsAbs(p) {
+		if wd, err := os.Getwd(); err == nil {
+			if rel, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(rel, "..") {
+				p = rel
+			}
+		}
+	}
+	return "mrgen --config " + shellWord(filepath.ToSlash(p)) + " generate --block " + block
+}
+
+var plainWord = regexp.MustCompile(`^[A-Za-z0-9_./=+-]+$`)
+
+// shellWord quotes s for a POSIX shell when it holds anything but plain path characters.
+func shellWord(s string) string {
+	if plainWord.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // Generate renders a block for a configuration. mutate, when not nil, may rewrite the sources

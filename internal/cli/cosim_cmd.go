@@ -62,7 +62,7 @@ func newCosimCmd(g *globals) *cobra.Command {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
 			opt := cosim.Options{Config: c, Scenario: scenario, Seed: seed, Packets: packets,
-				Stamp: blocks.Stamp(Version, g.configPath, c), VCD: vcd}
+				Stamp: blocks.Stamp(Version, g.configPath, block, c), VCD: vcd}
 			if g.verbose {
 				opt.Log = g.stderr
 			}

@@ -25,7 +25,7 @@ func generateInto(g *globals, block, dir string) (*gen.Design, string, func(), e
 	if _, err := blocks.Lookup(block); err != nil {
 		return nil, "", nil, &usageError{err}
 	}
-	d, err := blocks.Generate(block, c, blocks.Stamp(Version, g.configPath, c), nil)
+	d, err := blocks.Generate(block, c, blocks.Stamp(Version, g.configPath, block, c), nil)
 	if err != nil {
 		return nil, "", nil, err
 	}

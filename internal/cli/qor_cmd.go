@@ -211,7 +211,7 @@ func newQoRCmd(g *globals) *cobra.Command {
 
 // qorDesign generates block for c into dir.
 func qorDesign(block string, c config.Config, configPath, dir string) (qor.BlockDesign, error) {
-	return blocks.QoRDesign(block, c, blocks.Stamp(Version, configPath, c), dir)
+	return blocks.QoRDesign(block, c, blocks.Stamp(Version, configPath, block, c), dir)
 }
 
 func targets2strings(ts []qor.Target) []string {

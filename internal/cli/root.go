@@ -5,7 +5,9 @@
 //	1  failure or mismatch (a check failed, cosim diverged, a tool failed)
 //	2  usage or configuration error
 //
-// Errors go to stderr as one line. With --json, stdout carries exactly one JSON object.
+// Errors go to stderr as one line. With --json, stdout carries exactly one JSON object, on
+// failure too: {"error": ..., "exit_code": ...} with the field, value and allowed range of a
+// configuration error.
 package cli
 
 import (
@@ -18,10 +20,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mrgen/mrgen/config"
+	"github.com/mrgen/mrgen/internal/version"
 )
 
-// Version is the generator version, stamped into banners and manifests.
-var Version = "0.1.0"
+// Version is the generator version with the commit the binary was built from, stamped into
+// banners and manifests (internal/version).
+var Version = version.String()
 
 // Exit statuses.
 const (
@@ -44,6 +48,9 @@ type globals struct {
 	verbose    bool
 	stdout     io.Writer
 	stderr     io.Writer
+	// emitted is set once the run's JSON object is on stdout (a failure found after it, such as
+	// a cosim mismatch, is already in that object).
+	emitted bool
 }
 
 // loadConfig resolves --config.
@@ -58,7 +65,35 @@ func (g *globals) emitJSON(v any) error {
 	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("writing JSON result: %w", err)
 	}
+	g.emitted = true
 	return nil
+}
+
+// jsonError is the one JSON object a --json run prints on stdout when it fails.
+type jsonError struct {
+	Error    string `json:"error"`
+	ExitCode int    `json:"exit_code"`
+	// Field, Value and Allowed name the configuration field at fault, when one is.
+	Field   string `json:"field,omitempty"`
+	Value   string `json:"value,omitempty"`
+	Allowed string `json:"allowed,omitempty"`
+}
+
+// wantsJSON says whether the run asked for --json, from the parsed flag or, when flag parsing
+// itself failed, from the arguments.
+func wantsJSON(g *globals, args []string) bool {
+	if g.json {
+		return true
+	}
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "--json" || a == "--json=true" {
+			return true
+		}
+	}
+	return false
 }
 
 // Main runs the CLI and returns the exit status.
@@ -72,14 +107,24 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return ExitOK
 	}
-	fmt.Fprintln(stderr, "mrgen: "+oneLine(err.Error()))
+	msg := oneLine(err.Error())
+	fmt.Fprintln(stderr, "mrgen: "+msg)
+	code := ExitFailure
 	var ue *usageError
-	switch {
-	case errors.Is(err, config.ErrConfig), errors.As(err, &ue):
-		return ExitUsage
-	default:
-		return ExitFailure
+	if errors.Is(err, config.ErrConfig) || errors.As(err, &ue) {
+		code = ExitUsage
 	}
+	if wantsJSON(g, args) && !g.emitted {
+		je := jsonError{Error: msg, ExitCode: code}
+		var fe *config.FieldError
+		if errors.As(err, &fe) {
+			je.Field, je.Value, je.Allowed = fe.Field, fe.Value, fe.Allowed
+		}
+		if jerr := g.emitJSON(je); jerr != nil {
+			fmt.Fprintln(stderr, "mrgen: "+jerr.Error())
+		}
+	}
+	return code
 }
 
 func oneLine(s string) string {
@@ -136,7 +181,7 @@ func newVersionCmd(g *globals) *cobra.Command {
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if g.json {
-				return g.emitJSON(map[string]string{"version": Version})
+				return g.emitJSON(map[string]string{"version": Version, "commit": version.Commit()})
 			}
 			fmt.Fprintf(g.stdout, "mrgen %s\n", Version)
 			return nil

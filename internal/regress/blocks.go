@@ -57,7 +57,7 @@ func SetVersion(v string) { versionStamp = v }
 
 func (s *blockSuite) Run(ctx context.Context, j Job, c config.Config) (Outcome, error) {
 	opt := cosim.Options{Config: c, Scenario: j.Scenario, Seed: j.Seed, Packets: j.Packets,
-		Stamp: blocks.Stamp(versionStamp, j.Config, c)}
+		Stamp: blocks.Stamp(versionStamp, j.Config, s.blk.Name, c)}
 	if dir, ok := ctx.Value(vcdDirKey{}).(string); ok && dir != "" {
 		opt.VCD = vcdPath(dir, j)
 	}
