@@ -65,8 +65,9 @@ type Options struct {
 	// Candidates returns a unit at other configurations for the iCE40 fit search (nil: none);
 	// it is called only for a unit that does not fit at its own.
 	Candidates func(block, unit string) ([]Candidate, error)
-	Progress   io.Writer // one line per finished measurement
-	Log        io.Writer // tool command lines (-v)
+	Results    io.Writer             // one line per finished measurement
+	Progress   func(done, total int) // called as each measurement finishes
+	Log        io.Writer             // tool command lines (-v)
 }
 
 // UnitReport is every target's figures of one unit.
@@ -121,8 +122,8 @@ func Run(ctx context.Context, opt Options, blocks []BlockDesign) (*Report, error
 	if opt.Jobs < 1 {
 		opt.Jobs = 1
 	}
-	if opt.Progress == nil {
-		opt.Progress = io.Discard
+	if opt.Results == nil {
+		opt.Results = io.Discard
 	}
 	if len(blocks) == 0 {
 		return nil, errors.New("qor: no blocks to measure")
@@ -247,7 +248,7 @@ func Run(ctx context.Context, opt Options, blocks []BlockDesign) (*Report, error
 					failed = append(failed, j.unit.Name()+"/"+string(j.target))
 					line = "FAILED: " + err.Error()
 				}
-				fmt.Fprintf(opt.Progress, "qor: %-18s %-5s %s (%.0f s)\n", j.unit.Name(), j.target, line, time.Since(t0).Seconds())
+				fmt.Fprintf(opt.Results, "qor: %-18s %-5s %s (%.0f s)\n", j.unit.Name(), j.target, line, time.Since(t0).Seconds())
 				mu.Unlock()
 				finished <- k
 			}
@@ -281,6 +282,9 @@ func Run(ctx context.Context, opt Options, blocks []BlockDesign) (*Report, error
 		k := <-finished
 		running--
 		done++
+		if opt.Progress != nil {
+			opt.Progress(done, len(jobs))
+		}
 		for _, d := range jobs[k].dependents {
 			if jobs[d].waiting--; jobs[d].waiting == 0 {
 				ready = append(ready, d)

@@ -46,6 +46,7 @@ func TestCosimCommand(t *testing.T) {
 	}
 	require.EqualValues(t, 0, v["mismatches"])
 	require.EqualValues(t, 2000, v["packets"])
+	requireProgressDone(t, errOut, "cosim sack/in-order", "packets")
 
 	code, _, errOut = run(t, "--config", defaultConfigPath(), "cosim", "--scenario", "nope", "--packets", "10")
 	require.Equal(t, ExitUsage, code, errOut)

@@ -8,13 +8,13 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mrgen/mrgen/cosim"
 	"github.com/mrgen/mrgen/internal/blocks"
 	"github.com/mrgen/mrgen/internal/pcapout"
+	"github.com/mrgen/mrgen/internal/progress"
 )
 
 func init() { extraCommands = append(extraCommands, newCosimCmd) }
@@ -66,7 +66,8 @@ func newCosimCmd(g *globals) *cobra.Command {
 			if g.verbose {
 				opt.Log = g.stderr
 			}
-			opt.Progress = progressBar(g, "cosim "+block+"/"+scenario)
+			pr := progress.New(g.stderr, "cosim "+block+"/"+scenario, "packets", packets)
+			opt.Progress = pr.Update
 			opt.Faults = faults.overrides(cmd)
 			if block == "nic" {
 				if err := cosim.CheckLoop(opt); err != nil {
@@ -85,6 +86,7 @@ func newCosimCmd(g *globals) *cobra.Command {
 			} else {
 				res, err = blk.Cosim(ctx, opt)
 			}
+			pr.Finish()
 			if err != nil {
 				return err
 			}
@@ -127,31 +129,6 @@ func cosimParserPcap(ctx context.Context, opt cosim.Options, path string) (*cosi
 		err = fmt.Errorf("--pcap %s: %w", path, cerr)
 	}
 	return res, err
-}
-
-// progressBar returns a progress callback drawing on stderr when it is a terminal.
-func progressBar(g *globals, label string) func(done, total int) {
-	f, ok := g.stderr.(*os.File)
-	if !ok {
-		return nil
-	}
-	st, err := f.Stat()
-	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
-		return nil
-	}
-	start := time.Now()
-	return func(done, total int) {
-		frac := float64(done) / float64(total)
-		if frac > 1 {
-			frac = 1
-		}
-		n := int(frac * 30)
-		rate := float64(done) / time.Since(start).Seconds()
-		fmt.Fprintf(f, "\r%s [%s%s] %d/%d %.0f pkt/s ", label, strings.Repeat("#", n), strings.Repeat(".", 30-n), done, total, rate)
-		if done >= total {
-			fmt.Fprintln(f)
-		}
-	}
 }
 
 func printCosim(g *globals, r *cosim.Result) {

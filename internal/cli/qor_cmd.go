@@ -17,6 +17,7 @@ import (
 	"github.com/mrgen/mrgen/config"
 	"github.com/mrgen/mrgen/fpga"
 	"github.com/mrgen/mrgen/internal/blocks"
+	"github.com/mrgen/mrgen/internal/progress"
 	"github.com/mrgen/mrgen/qor"
 )
 
@@ -113,8 +114,9 @@ func newQoRCmd(g *globals) *cobra.Command {
 				}
 			}
 			opt := qor.Options{Targets: targets, WorkDir: filepath.Join(out, "work"), Jobs: jobs,
-				Model: qor.DefaultMacroModel, Part: qor.XCU55C, Board: board, DepthOnly: depthOnly, Whole: whole,
-				Progress: g.stderr}
+				Model: qor.DefaultMacroModel, Part: qor.XCU55C, Board: board, DepthOnly: depthOnly, Whole: whole}
+			pr := progress.New(g.stderr, "qor "+c.Name, "measurements", 0)
+			opt.Results, opt.Progress = pr, pr.Update
 			if g.verbose {
 				opt.Log = g.stderr
 			}
@@ -148,6 +150,7 @@ func newQoRCmd(g *globals) *cobra.Command {
 				return out2, nil
 			}
 			rep, runErr := qor.Run(context.Background(), opt, bds)
+			pr.Finish()
 			if rep == nil {
 				return runErr
 			}

@@ -84,6 +84,7 @@ func TestQoRCommandOneBlock(t *testing.T) {
 	require.NotNil(t, u.ICE40)
 	require.Greater(t, u.ICE40.Result.LUTs, 0)
 	require.Empty(t, rep.Violations)
+	requireProgressDone(t, errOut, "qor nic-tiny", "measurements")
 
 	b, err := qor.LoadBudgets(budgets)
 	require.NoError(t, err)

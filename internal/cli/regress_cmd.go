@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mrgen/mrgen/config"
+	"github.com/mrgen/mrgen/internal/progress"
 	"github.com/mrgen/mrgen/internal/regress"
 )
 
@@ -51,11 +52,13 @@ Prints a table (or, with --json, the report); exits 1 if any job failed.
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
 			regress.SetVersion(Version)
-			opt := regress.RunOptions{Shard: shard, Configs: cfgs, VCDDir: vcdDir}
+			pr := progress.New(g.stderr, "regress shard "+shard.String(), "jobs", plan.ShardJobs(shard))
+			opt := regress.RunOptions{Shard: shard, Configs: cfgs, VCDDir: vcdDir, Progress: pr.Update}
 			if g.verbose {
-				opt.Log = g.stderr
+				opt.Log = pr
 			}
 			rep, runErr := regress.Run(ctx, all, plan, seeds, opt)
+			pr.Finish()
 			if rep == nil {
 				return runErr
 			}

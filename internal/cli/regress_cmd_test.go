@@ -29,6 +29,7 @@ func TestRegressEndToEnd(t *testing.T) {
 	require.True(t, whole.Pass)
 	require.Equal(t, 4, whole.JobsTotal)
 	require.Equal(t, regress.Totals{Jobs: 4, Passed: 4, Packets: 160, WallSeconds: whole.Totals.WallSeconds}, whole.Totals)
+	requireProgressDone(t, errOut, "regress shard 0/1", "jobs")
 
 	var files []string
 	for _, sh := range []string{"0/2", "1/2"} {

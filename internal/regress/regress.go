@@ -93,6 +93,17 @@ type Job struct {
 	Packets  int    `json:"packets"`
 }
 
+// ShardJobs is how many of the plan's jobs the shard runs.
+func (p Plan) ShardJobs(s Shard) int {
+	n := 0
+	for idx := range p.Jobs {
+		if s.Has(idx) {
+			n++
+		}
+	}
+	return n
+}
+
 // ID names the job uniquely within a job list.
 func (j Job) ID() string {
 	return fmt.Sprintf("%s %s %s seed=%d packets=%d", j.Suite, j.Config, j.Scenario, j.Seed, j.Packets)

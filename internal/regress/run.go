@@ -59,6 +59,8 @@ type RunOptions struct {
 	VCDDir string
 	// Log, when set, gets one line as each job ends.
 	Log io.Writer
+	// Progress, when set, is called as each job ends with the shard's jobs done and in all.
+	Progress func(done, total int)
 }
 
 // Run runs the plan's jobs of the shard, one after the other, and reports them. A job that
@@ -80,6 +82,7 @@ func Run(ctx context.Context, suites []Suite, p Plan, seeds Seeds, opt RunOption
 	}
 	rep := &Report{Version: ReportVersion, Seeds: seeds.String(), Shards: []Shard{opt.Shard},
 		JobsTotal: len(p.Jobs), JobListHash: p.Hash(), Results: []Result{}}
+	mine := p.ShardJobs(opt.Shard)
 	for idx, j := range p.Jobs {
 		if !opt.Shard.Has(idx) {
 			continue
@@ -93,6 +96,9 @@ func Run(ctx context.Context, suites []Suite, p Plan, seeds Seeds, opt RunOption
 		rep.Results = append(rep.Results, r)
 		if opt.Log != nil {
 			fmt.Fprintf(opt.Log, "regress: job %d/%d %s: %s (%.1f s)\n", idx, len(p.Jobs), j.ID(), passFail(r.Pass), r.WallSeconds)
+		}
+		if opt.Progress != nil {
+			opt.Progress(len(rep.Results), mine)
 		}
 	}
 	rep.finish()

@@ -1,0 +1,206 @@
+// Package progress reports how far a long command has come, on stderr, in the form the reader
+// can see: on a terminal a bar with rate and ETA (github.com/schollz/progressbar), elsewhere (CI
+// and Kubernetes logs, a file, a pipe) a plain line when the run starts, every Interval and when
+// it ends. It never writes to stdout, so a --json run's one object stays alone there.
+//
+// MRGEN_PROGRESS overrides the choice: "bar", "plain" or "off".
+package progress
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+)
+
+// Interval is how often a plain report prints a line while the run goes on.
+var Interval = 5 * time.Second
+
+// Mode is how a report is drawn.
+type Mode int
+
+// Modes.
+const (
+	Off   Mode = iota // nothing
+	Plain             // a line at start, every Interval and at the end
+	Bar               // a redrawn bar (terminals)
+)
+
+// ModeFor picks the mode for w: MRGEN_PROGRESS when set, else Bar on a terminal and Plain
+// elsewhere; Off for a nil writer.
+func ModeFor(w io.Writer) Mode {
+	if w == nil {
+		return Off
+	}
+	switch os.Getenv("MRGEN_PROGRESS") {
+	case "off":
+		return Off
+	case "plain":
+		return Plain
+	case "bar":
+		return Bar
+	}
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return Bar
+	}
+	return Plain
+}
+
+// Report is one long task's progress: done of total units. Its methods are safe for concurrent
+// use, and a nil *Report does nothing, so callers need no checks.
+type Report struct {
+	mu          sync.Mutex
+	w           io.Writer
+	label, unit string
+	done, total int
+	start, last time.Time
+	finished    bool
+	bar         *progressbar.ProgressBar
+	now         func() time.Time
+}
+
+// New starts a report of total units (packets, jobs, runs) on w, drawn as ModeFor(w) says. It
+// returns nil in mode Off.
+func New(w io.Writer, label, unit string, total int) *Report {
+	return NewMode(ModeFor(w), w, label, unit, total)
+}
+
+// NewMode starts a report in the given mode.
+func NewMode(m Mode, w io.Writer, label, unit string, total int) *Report {
+	if m == Off || w == nil {
+		return nil
+	}
+	r := &Report{w: w, label: label, unit: unit, total: total, now: time.Now}
+	r.start = r.now()
+	r.last = r.start
+	if m == Bar {
+		r.bar = progressbar.NewOptions(total,
+			progressbar.OptionSetWriter(w),
+			progressbar.OptionSetDescription(label),
+			progressbar.OptionShowCount(),
+			progressbar.OptionShowIts(),
+			progressbar.OptionSetItsString(unit),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionShowElapsedTimeOnFinish(),
+			progressbar.OptionSetWidth(30),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }))
+		return r
+	}
+	if total > 0 {
+		fmt.Fprintf(w, "%s: 0/%d %s\n", label, total, unit)
+	} else {
+		fmt.Fprintf(w, "%s: started, counting %s\n", label, unit)
+	}
+	return r
+}
+
+// Update sets the count done and the total (a total that grows, such as a sweep that adds
+// runs, is allowed); it is the callback form func(done, total int).
+func (r *Report) Update(done, total int) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.set(done, total)
+}
+
+// set records the count and draws; r.mu is held.
+func (r *Report) set(done, total int) {
+	if r.finished {
+		return
+	}
+	r.done, r.total = done, total
+	if r.bar != nil {
+		if r.bar.GetMax() != total {
+			r.bar.ChangeMax(total)
+		}
+		_ = r.bar.Set(done)
+		return
+	}
+	if t := r.now(); t.Sub(r.last) >= Interval {
+		r.last = t
+		r.line(t)
+	}
+}
+
+// Add counts n more units done.
+func (r *Report) Add(n int) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.set(r.done+n, r.total)
+}
+
+// line prints the plain progress line; r.mu is held.
+func (r *Report) line(t time.Time) {
+	el := t.Sub(r.start).Seconds()
+	rate := 0.0
+	if el > 0 {
+		rate = float64(r.done) / el
+	}
+	pct := 0.0
+	if r.total > 0 {
+		pct = 100 * float64(r.done) / float64(r.total)
+	}
+	eta := "?"
+	if rate > 0 && r.total >= r.done {
+		eta = fmt.Sprintf("%.0f s", float64(r.total-r.done)/rate)
+	}
+	fmt.Fprintf(r.w, "%s: %d/%d %s (%.0f%%), %s %s/s, %.0f s elapsed, ETA %s\n",
+		r.label, r.done, r.total, r.unit, pct, rateString(rate), r.unit, el, eta)
+}
+
+// Finish ends the report with its final count, elapsed time and rate.
+func (r *Report) Finish() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.finished {
+		return
+	}
+	r.finished = true
+	if r.bar != nil {
+		_ = r.bar.Finish()
+		return
+	}
+	el := r.now().Sub(r.start).Seconds()
+	rate := 0.0
+	if el > 0 {
+		rate = float64(r.done) / el
+	}
+	fmt.Fprintf(r.w, "%s: %d/%d %s done in %.1f s (%s %s/s)\n", r.label, r.done, r.total, r.unit, el, rateString(rate), r.unit)
+}
+
+func rateString(r float64) string {
+	if r >= 10 || r == 0 {
+		return fmt.Sprintf("%.0f", r)
+	}
+	return fmt.Sprintf("%.2f", r)
+}
+
+// Write prints p (whole lines) to the report's writer, above the bar on a terminal, so that a
+// command's own result lines and its progress share stderr. A nil report discards p.
+func (r *Report) Write(p []byte) (int, error) {
+	if r == nil {
+		return len(p), nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.bar == nil || r.finished {
+		return r.w.Write(p)
+	}
+	_ = r.bar.Clear()
+	n, err := r.w.Write(p)
+	_ = r.bar.RenderBlank()
+	return n, err
+}

@@ -1,0 +1,111 @@
+package progress
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// fakeClock steps by hand.
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time { return c.t }
+
+func TestPlainLinesAtStartEveryIntervalAndEnd(t *testing.T) {
+	var b bytes.Buffer
+	clk := &fakeClock{t: time.Unix(1000, 0)}
+	r := NewMode(Plain, &b, "cosim sack/random", "packets", 100)
+	r.now, r.start, r.last = clk.now, clk.t, clk.t
+	r.Update(10, 100) // before the interval: no line
+	clk.t = clk.t.Add(Interval)
+	r.Update(50, 100)
+	clk.t = clk.t.Add(Interval / 2)
+	r.Update(60, 100) // half an interval later: no line
+	clk.t = clk.t.Add(Interval / 2)
+	r.Add(40)
+	r.Finish()
+	r.Finish() // once only
+	r.Update(1, 1)
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	require.Equal(t, []string{
+		"cosim sack/random: 0/100 packets",
+		"cosim sack/random: 50/100 packets (50%), 10 packets/s, 5 s elapsed, ETA 5 s",
+		"cosim sack/random: 100/100 packets (100%), 10 packets/s, 10 s elapsed, ETA 0 s",
+		"cosim sack/random: 100/100 packets done in 10.0 s (10 packets/s)",
+	}, lines)
+}
+
+func TestNilAndOffReportsDoNothing(t *testing.T) {
+	var r *Report
+	r.Update(1, 2)
+	r.Add(1)
+	r.Finish()
+	require.Nil(t, NewMode(Off, &bytes.Buffer{}, "x", "runs", 1))
+	require.Nil(t, New(nil, "x", "runs", 1))
+}
+
+func TestModeFor(t *testing.T) {
+	for _, tc := range []struct {
+		env  string
+		want Mode
+	}{{"", Plain}, {"plain", Plain}, {"bar", Bar}, {"off", Off}} {
+		t.Run("MRGEN_PROGRESS="+tc.env, func(t *testing.T) {
+			t.Setenv("MRGEN_PROGRESS", tc.env)
+			require.Equal(t, tc.want, ModeFor(&bytes.Buffer{}), "a buffer is not a terminal")
+		})
+	}
+	require.Equal(t, Off, ModeFor(nil))
+}
+
+func TestBarDrawsCountAndRate(t *testing.T) {
+	var b bytes.Buffer
+	r := NewMode(Bar, &b, "qor", "jobs", 4)
+	for i := 1; i <= 4; i++ {
+		r.Add(1)
+		time.Sleep(120 * time.Millisecond) // past the bar's redraw throttle
+	}
+	r.Finish()
+	out := b.String()
+	require.Contains(t, out, "qor")
+	require.Contains(t, out, "4/4")
+	require.Contains(t, out, "jobs/s")
+}
+
+func TestConcurrentUpdates(t *testing.T) {
+	var b syncBuffer
+	r := NewMode(Plain, &b, "sim", "runs", 800)
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 100; i++ {
+				r.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	r.Finish()
+	require.Contains(t, b.String(), "sim: 800/800 runs done")
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
