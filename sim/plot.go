@@ -20,7 +20,8 @@ var (
 
 // Plot draws a result's figure to path (.svg or .png): goodput against loss, spurious
 // retransmissions, incast convergence, throughput against planes, or throughput over time
-// through a failure, MetaRoCE beside the RoCEv2 baseline.
+// through a failure, MetaRoCE beside the RoCEv2 baseline. Every value is the mean over the
+// point's seeds with its 95% confidence interval: error bars, or a band around a time series.
 func Plot(r *Result, path string) error {
 	ext := strings.ToLower(filepath.Ext(path))
 	if ext != ".svg" && ext != ".png" {
@@ -33,8 +34,7 @@ func Plot(r *Result, path string) error {
 	case "loss":
 		err = plotLoss(p, r)
 	case "reorder":
-		err = plotBars(p, "spurious retransmissions (no loss, sprayed)", []string{"MetaRoCE", "RoCEv2"},
-			[]float64{float64(r.SpuriousRetransmissions), float64(baseOf(r).SpuriousRetransmissions)})
+		err = plotReorder(p, r)
 	case "incast":
 		err = plotIncast(p, r)
 	case "planes":
@@ -53,15 +53,53 @@ func Plot(r *Result, path string) error {
 	return nil
 }
 
-func baseOf(r *Result) Figures {
+func baseOf(r *Result) *Figures {
 	if r.Baseline == nil {
-		return Figures{}
+		return &Figures{}
 	}
-	return *r.Baseline
+	return r.Baseline
 }
 
-func line(p *plot.Plot, name string, c color.Color, xy plotter.XYs) error {
-	l, pts, err := plotter.NewLinePoints(xy)
+// meanXYs are plotted mean with its 95% interval: it implements plotter's XYer and
+// YErrorer, the errors below and above the mean.
+type meanXYs []struct{ x, y, lo, hi float64 }
+
+func (m meanXYs) Len() int                        { return len(m) }
+func (m meanXYs) XY(i int) (float64, float64)     { return m[i].x, m[i].y }
+func (m meanXYs) YError(i int) (float64, float64) { return m[i].y - m[i].lo, m[i].hi - m[i].y }
+func (m *meanXYs) add(x float64, s Summary, scale float64) {
+	*m = append(*m, struct{ x, y, lo, hi float64 }{x, s.Mean * scale, s.Lo * scale, s.Hi * scale})
+}
+
+// figure is a key figure of f over the seeds; a run without a spread (built by hand) counts
+// as one seed.
+func figure(f *Figures, name string) Summary {
+	if s, ok := f.Spread[name]; ok {
+		return s
+	}
+	for _, k := range keyFigures {
+		if k.name == name {
+			if v, ok := k.get(f); ok {
+				return summarize([]float64{v})
+			}
+		}
+	}
+	return Summary{}
+}
+
+func errorBars(p *plot.Plot, c color.Color, m meanXYs) error {
+	eb, err := plotter.NewYErrorBars(m)
+	if err != nil {
+		return fmt.Errorf("sim: plot error bars: %w", err)
+	}
+	eb.Color = c
+	p.Add(eb)
+	return nil
+}
+
+// line draws means joined by a line, with their error bars.
+func line(p *plot.Plot, name string, c color.Color, m meanXYs) error {
+	l, pts, err := plotter.NewLinePoints(m)
 	if err != nil {
 		return fmt.Errorf("sim: plot %s: %w", name, err)
 	}
@@ -69,7 +107,37 @@ func line(p *plot.Plot, name string, c color.Color, xy plotter.XYs) error {
 	pts.Shape = draw.CircleGlyph{}
 	p.Add(l, pts)
 	p.Legend.Add(name, l, pts)
-	return nil
+	return errorBars(p, c, m)
+}
+
+// bars draws one bar per category at x = i + shift (in category units), with error bars.
+func bars(p *plot.Plot, name string, c color.Color, shift float64, vals []Summary) error {
+	means := make(plotter.Values, len(vals))
+	var m meanXYs
+	for i, v := range vals {
+		means[i] = v.Mean
+		m.add(float64(i)+shift, v, 1)
+	}
+	b, err := plotter.NewBarChart(means, vg.Points(24))
+	if err != nil {
+		return fmt.Errorf("sim: plot bars %s: %w", name, err)
+	}
+	b.Color, b.XMin = c, shift
+	b.LineStyle.Width = 0
+	p.Add(b)
+	p.Legend.Add(name, b)
+	return errorBars(p, color.Black, m)
+}
+
+func seedsNote(r *Result) string {
+	pts := r.Points
+	if len(pts) == 0 {
+		pts = []Result{*r}
+	}
+	if s, ok := pts[0].Params["seeds"].([]uint64); ok && len(s) > 1 {
+		return fmt.Sprintf(" (mean and 95%% CI of %d seeds)", len(s))
+	}
+	return ""
 }
 
 func plotLoss(p *plot.Plot, r *Result) error {
@@ -77,7 +145,7 @@ func plotLoss(p *plot.Plot, r *Result) error {
 	if len(pts) == 0 {
 		pts = []Result{*r}
 	}
-	type series struct{ m, b plotter.XYs }
+	type series struct{ m, b meanXYs }
 	byPattern := map[string]*series{}
 	var order []string
 	for _, q := range pts {
@@ -89,10 +157,10 @@ func plotLoss(p *plot.Plot, r *Result) error {
 			order = append(order, pat)
 		}
 		loss := q.Params["loss"].(float64) * 100
-		s.m = append(s.m, plotter.XY{X: loss, Y: q.GoodputFraction})
-		s.b = append(s.b, plotter.XY{X: loss, Y: baseOf(&q).GoodputFraction})
+		s.m.add(loss, figure(&q.Figures, "goodput_fraction"), 1)
+		s.b.add(loss, figure(baseOf(&q), "goodput_fraction"), 1)
 	}
-	p.Title.Text = fmt.Sprintf("Goodput under random loss (%v hosts)", pts[0].Params["hosts"])
+	p.Title.Text = fmt.Sprintf("Goodput under random loss (%v hosts)%s", pts[0].Params["hosts"], seedsNote(r))
 	p.X.Label.Text = "loss (%)"
 	p.Y.Label.Text = "goodput / line rate"
 	p.Y.Min, p.Y.Max = 0, 1
@@ -114,15 +182,27 @@ func plotLoss(p *plot.Plot, r *Result) error {
 	return nil
 }
 
-func plotBars(p *plot.Plot, title string, names []string, vals []float64) error {
-	bars, err := plotter.NewBarChart(plotter.Values(vals), vg.Points(40))
-	if err != nil {
-		return fmt.Errorf("sim: plot bars: %w", err)
+func plotReorder(p *plot.Plot, r *Result) error {
+	p.Title.Text = "Reordering without loss: retransmissions" + seedsNote(r)
+	p.Legend.Left = true
+	p.Y.Label.Text = "packets"
+	names := []string{"MetaRoCE", "RoCEv2"}
+	figs := []*Figures{&r.Figures, baseOf(r)}
+	for _, k := range []struct {
+		name, label string
+		c           color.Color
+		shift       float64
+	}{{"retransmissions", "all", metaColor, -0.15}, {"spurious_retransmissions", "spurious", offColor, 0.15}} {
+		vals := make([]Summary, len(figs))
+		for j, f := range figs {
+			vals[j] = figure(f, k.name)
+		}
+		if err := bars(p, k.label+" retransmissions", k.c, k.shift, vals); err != nil {
+			return err
+		}
 	}
-	bars.Color = metaColor
-	p.Add(bars)
 	p.NominalX(names...)
-	p.Title.Text = title
+	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
 	return nil
 }
 
@@ -132,52 +212,37 @@ func plotIncast(p *plot.Plot, r *Result) error {
 		pts = []Result{*r}
 	}
 	var names []string
-	var on, off []float64
+	var on, off []Summary
 	for _, q := range pts {
 		names = append(names, fmt.Sprintf("%v:1", q.Params["senders"]))
-		on = append(on, orZero(q.ConvergenceRTTs))
+		on = append(on, figure(&q.Figures, "convergence_rtts"))
 		if q.Contrast != nil {
-			off = append(off, orZero(q.Contrast.ConvergenceRTTs))
+			off = append(off, figure(q.Contrast, "convergence_rtts"))
 		}
 	}
-	w := vg.Points(20)
-	b1, err := plotter.NewBarChart(plotter.Values(on), w)
-	if err != nil {
+	if err := bars(p, "hints on", metaColor, -0.15, on); err != nil {
 		return err
 	}
-	b1.Color, b1.Offset = metaColor, -w/2
-	p.Add(b1)
-	p.Legend.Add("hints on", b1)
 	if len(off) == len(on) {
-		b2, err := plotter.NewBarChart(plotter.Values(off), w)
-		if err != nil {
+		if err := bars(p, "hints off (0: not within the run)", offColor, 0.15, off); err != nil {
 			return err
 		}
-		b2.Color, b2.Offset = offColor, w/2
-		p.Add(b2)
-		p.Legend.Add("hints off (0: not within the run)", b2)
 	}
 	p.NominalX(names...)
-	p.Title.Text = "Incast: RTTs until every sender is within 10% of its fair share"
+	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
+	p.Title.Text = "Incast: RTTs until every sender is within 10% of its fair share" + seedsNote(r)
 	p.Y.Label.Text = "base RTTs"
 	return nil
 }
 
-func orZero(v *float64) float64 {
-	if v == nil {
-		return 0
-	}
-	return *v
-}
-
 func plotPlanes(p *plot.Plot, r *Result) error {
-	var m, b plotter.XYs
+	var m, b meanXYs
 	for _, q := range r.Points {
 		k := float64(q.Params["planes"].(int))
-		m = append(m, plotter.XY{X: k, Y: q.GoodputGbps / 1000})
-		b = append(b, plotter.XY{X: k, Y: baseOf(&q).GoodputGbps / 1000})
+		m.add(k, figure(&q.Figures, "goodput_gbps"), 1e-3)
+		b.add(k, figure(baseOf(&q), "goodput_gbps"), 1e-3)
 	}
-	p.Title.Text = fmt.Sprintf("Aggregate goodput against planes (%v hosts, %v connections)", r.Params["hosts"], r.Params["connections"])
+	p.Title.Text = fmt.Sprintf("Aggregate goodput against planes (%v hosts, %v connections)%s", r.Params["hosts"], r.Params["connections"], seedsNote(r))
 	p.X.Label.Text = "planes"
 	p.Y.Label.Text = "goodput (Tb/s)"
 	if err := line(p, "MetaRoCE", metaColor, m); err != nil {
@@ -186,19 +251,49 @@ func plotPlanes(p *plot.Plot, r *Result) error {
 	return line(p, "RoCEv2", baseColor, b)
 }
 
-func plotFailure(p *plot.Plot, r *Result) error {
-	conv := func(tl []Sample) plotter.XYs {
-		xy := make(plotter.XYs, len(tl))
-		for i, s := range tl {
-			xy[i] = plotter.XY{X: s.TimeUs, Y: s.Gbps}
+// timeline is a throughput time series: the seeds' mean with its 95% interval as a band, or
+// a single run's samples.
+func timeline(p *plot.Plot, name string, c color.RGBA, f *Figures) error {
+	if len(f.TimelineMean) == 0 {
+		var m meanXYs
+		for _, s := range f.Timeline {
+			m.add(s.TimeUs, summarize([]float64{s.Gbps}), 1)
 		}
-		return xy
+		return line(p, name, c, m)
 	}
-	p.Title.Text = fmt.Sprintf("Throughput through a %v failure at %.0f us", r.Params["fail"], r.Params["fail_at_us"])
+	band := make(plotter.XYs, 0, 2*len(f.TimelineMean))
+	mean := make(plotter.XYs, len(f.TimelineMean))
+	for i, s := range f.TimelineMean {
+		band = append(band, plotter.XY{X: s.TimeUs, Y: s.Hi})
+		mean[i] = plotter.XY{X: s.TimeUs, Y: s.Mean}
+	}
+	for i := len(f.TimelineMean) - 1; i >= 0; i-- {
+		s := f.TimelineMean[i]
+		band = append(band, plotter.XY{X: s.TimeUs, Y: s.Lo})
+	}
+	poly, err := plotter.NewPolygon(band)
+	if err != nil {
+		return fmt.Errorf("sim: plot %s band: %w", name, err)
+	}
+	light := color.NRGBA{R: c.R, G: c.G, B: c.B, A: 0x50}
+	poly.Color, poly.LineStyle.Width = light, 0
+	l, err := plotter.NewLine(mean)
+	if err != nil {
+		return fmt.Errorf("sim: plot %s: %w", name, err)
+	}
+	l.Color = c
+	p.Add(poly, l)
+	p.Legend.Add(name+" (band: 95% CI)", l)
+	return nil
+}
+
+func plotFailure(p *plot.Plot, r *Result) error {
+	p.Title.Text = fmt.Sprintf("Throughput through a %v failure at %.0f us%s", r.Params["fail"], r.Params["fail_at_us"], seedsNote(r))
 	p.X.Label.Text = "time (us)"
 	p.Y.Label.Text = "goodput (Gb/s)"
-	if err := line(p, "MetaRoCE", metaColor, conv(r.Timeline)); err != nil {
+	p.Legend.Top, p.Legend.Left = false, true
+	if err := timeline(p, "MetaRoCE", metaColor, &r.Figures); err != nil {
 		return err
 	}
-	return line(p, "RoCEv2", baseColor, conv(baseOf(r).Timeline))
+	return timeline(p, "RoCEv2", baseColor, baseOf(r))
 }

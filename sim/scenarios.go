@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -30,6 +31,12 @@ type Options struct {
 	// DefaultInitCwnd.
 	InitCwnd int
 	NIC      config.Config
+	// Seeds is how many seeds each point runs over (Seed, Seed+1, ...); 0 means DefaultSeeds.
+	Seeds int
+	// Jobs is how many runs go at once (0: one per CPU).
+	Jobs int
+	// Progress, when set, is called as each run (one point at one seed) ends.
+	Progress func(done, total int) `json:"-"`
 }
 
 // Result is the JSON of `mrgen sim`.
@@ -77,6 +84,12 @@ func Run(o Options) (*Result, error) {
 	}
 	if o.Seed == 0 {
 		o.Seed = 1
+	}
+	if o.Seeds == 0 {
+		o.Seeds = DefaultSeeds
+	}
+	if o.Seeds < 0 {
+		return nil, fmt.Errorf("sim: seeds %d: at least 1", o.Seeds)
 	}
 	if o.MsgBytes == 0 {
 		o.MsgBytes = 64 << 10
@@ -183,37 +196,54 @@ func runLoss(o Options) (*Result, error) {
 			patterns = []string{"all-to-all", "ring"} // the sweep runs both
 		}
 	}
-	point := func(pat string, loss float64) (*Result, error) {
-		flows, err := pattern(pat, hosts)
-		if err != nil {
+	for _, pat := range patterns {
+		if _, err := pattern(pat, hosts); err != nil {
 			return nil, err
 		}
-		o2 := o
-		o2.Loss = loss
-		if o2.Outstanding == 0 {
-			// Enough in flight for one flow to fill its path (ring), without piling up work
-			// when every host talks to every other.
-			o2.Outstanding = map[string]int{"all-to-all": 2, "ring": 4}[pat]
-		}
-		s := o2.base(leafSpine(hosts, 1, o.Seed), flows, o.duration(500))
-		return both("loss", map[string]any{"loss": loss, "hosts": hosts, "pattern": pat, "seed": o.Seed,
-			"msg_bytes": o.MsgBytes, "outstanding": o2.Outstanding}, s)
 	}
-	if o.Loss >= 0 {
-		return point(patterns[0], o.Loss)
-	}
-	res := &Result{Scenario: "loss", Params: map[string]any{"hosts": hosts, "patterns": patterns, "seed": o.Seed, "sweep": LossSweep}}
-	for _, pat := range patterns {
-		for _, p := range LossSweep {
-			r, err := point(pat, p)
+	point := func(pat string, loss float64) pointFunc {
+		return func(seed uint64) (*Result, error) {
+			flows, err := pattern(pat, hosts)
 			if err != nil {
 				return nil, err
 			}
-			res.Points = append(res.Points, *r)
+			o2 := o
+			o2.Loss = loss
+			if o2.Outstanding == 0 {
+				// Enough in flight for one flow to fill its path (ring), without piling up
+				// work when every host talks to every other.
+				o2.Outstanding = map[string]int{"all-to-all": 2, "ring": 4}[pat]
+			}
+			s := o2.base(leafSpine(hosts, 1, seed), flows, o.duration(500))
+			return both("loss", map[string]any{"loss": loss, "hosts": hosts, "pattern": pat, "seed": seed,
+				"msg_bytes": o.MsgBytes, "outstanding": o2.Outstanding}, s)
 		}
 	}
-	res.Figures = res.Points[0].Figures
+	if o.Loss >= 0 {
+		return o.single(point(patterns[0], o.Loss))
+	}
+	var points []pointFunc
+	for _, pat := range patterns {
+		for _, p := range LossSweep {
+			points = append(points, point(pat, p))
+		}
+	}
+	rs, err := o.sweep(points)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Scenario: "loss", Params: map[string]any{"hosts": hosts, "patterns": patterns, "seeds": o.seeds(), "sweep": LossSweep},
+		Points: rs, Figures: rs[0].Figures}
 	return res, nil
+}
+
+// single runs one point over the seeds.
+func (o Options) single(p pointFunc) (*Result, error) {
+	rs, err := o.sweep([]pointFunc{p})
+	if err != nil {
+		return nil, err
+	}
+	return &rs[0], nil
 }
 
 func runReorder(o Options) (*Result, error) {
@@ -222,17 +252,19 @@ func runReorder(o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	topo := leafSpine(hosts, 1, o.Seed)
-	topo.SpineDelaySkew = 2 * fabric.Microsecond // routes differ by up to 6 µs each way
-	s := o.base(topo, flows, o.duration(300))
-	s.loss = 0
-	s.sprayPaths = o.NIC.PathsPerConnection // the baseline sprays over as many source ports
 	pat := o.Pattern
 	if pat == "" {
 		pat = "all-to-all"
 	}
-	return both("reorder", map[string]any{"hosts": hosts, "pattern": pat, "seed": o.Seed,
-		"spine_delay_skew_us": 2, "spray_paths": s.sprayPaths}, s)
+	return o.single(func(seed uint64) (*Result, error) {
+		topo := leafSpine(hosts, 1, seed)
+		topo.SpineDelaySkew = 2 * fabric.Microsecond // routes differ by up to 6 µs each way
+		s := o.base(topo, flows, o.duration(300))
+		s.loss = 0
+		s.sprayPaths = o.NIC.PathsPerConnection // the baseline sprays over as many source ports
+		return both("reorder", map[string]any{"hosts": hosts, "pattern": pat, "seed": seed,
+			"spine_delay_skew_us": 2, "spray_paths": s.sprayPaths}, s)
+	})
 }
 
 // runIncast runs N senders toward host 0 with hints on (and off, for contrast).
@@ -241,19 +273,23 @@ func runIncast(o Options) (*Result, error) {
 	if o.Incast > 0 {
 		sizes = []int{o.Incast}
 	}
-	res := &Result{Scenario: "incast", Params: map[string]any{"senders": sizes, "seed": o.Seed}}
+	var points []pointFunc
 	for _, n := range sizes {
-		p, err := incastPoint(o, n)
-		if err != nil {
-			return nil, err
-		}
-		res.Points = append(res.Points, *p)
+		points = append(points, func(seed uint64) (*Result, error) {
+			o2 := o
+			o2.Seed = seed
+			return incastPoint(o2, n)
+		})
 	}
-	if len(res.Points) == 1 {
-		return &res.Points[0], nil
+	rs, err := o.sweep(points)
+	if err != nil {
+		return nil, err
 	}
-	res.Figures = res.Points[0].Figures
-	return res, nil
+	if len(rs) == 1 {
+		return &rs[0], nil
+	}
+	return &Result{Scenario: "incast", Params: map[string]any{"senders": sizes, "seeds": o.seeds()},
+		Points: rs, Figures: rs[0].Figures}, nil
 }
 
 func incastSpec(o Options, n int) (runSpec, fabric.Time) {
@@ -382,29 +418,35 @@ func runPlanes(o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Scenario: "planes", Params: map[string]any{"hosts": hosts, "connections": len(flows), "planes": counts, "seed": o.Seed}}
+	var points []pointFunc
+	// The largest plane count first: its runs are the longest, so the workers end together.
+	for i := len(counts) - 1; i >= 0; i-- {
+		k := counts[i]
+		points = append(points, func(seed uint64) (*Result, error) {
+			s := o.base(leafSpine(hosts, k, seed), flows, o.duration(200))
+			// The offered load grows with the capacity: two messages in flight per flow per plane.
+			if o.Outstanding == 0 {
+				s.outstanding = 2 * k
+			}
+			return both("planes", map[string]any{"planes": k, "hosts": hosts, "connections": len(flows), "seed": seed}, s)
+		})
+	}
+	rs, err := o.sweep(points)
+	if err != nil {
+		return nil, err
+	}
+	slices.Reverse(rs)
+	if len(rs) == 1 {
+		return &rs[0], nil
+	}
+	res := &Result{Scenario: "planes", Params: map[string]any{"hosts": hosts, "connections": len(flows), "planes": counts, "seeds": o.seeds()},
+		Points: rs, Figures: rs[len(rs)-1].Figures}
 	var xs, ys []float64
-	for _, k := range counts {
-		s := o.base(leafSpine(hosts, k, o.Seed), flows, o.duration(200))
-		// The offered load grows with the capacity: two messages in flight per flow per plane.
-		if o.Outstanding == 0 {
-			s.outstanding = 2 * k
-		}
-		r, err := both("planes", map[string]any{"planes": k, "hosts": hosts, "connections": len(flows)}, s)
-		if err != nil {
-			return nil, err
-		}
-		res.Points = append(res.Points, *r)
-		xs, ys = append(xs, float64(k)), append(ys, r.GoodputGbps)
+	for _, r := range rs {
+		xs, ys = append(xs, float64(r.Params["planes"].(int))), append(ys, r.Spread["goodput_gbps"].Mean)
 	}
-	if len(res.Points) == 1 {
-		return &res.Points[0], nil
-	}
-	res.Figures = res.Points[len(res.Points)-1].Figures
-	if len(xs) > 1 {
-		f := fit(xs, ys)
-		res.Fit = &f
-	}
+	f := fit(xs, ys)
+	res.Fit = &f
 	return res, nil
 }
 
@@ -447,30 +489,34 @@ func runFailure(o Options) (*Result, error) {
 		planes = 4
 	}
 	dur := o.duration(4000)
-	s := o.base(leafSpine(hosts, planes, o.Seed), flows, dur)
-	s.outstanding = 1
-	s.warmup = 0
-	s.binWidth = 25 * fabric.Microsecond
 	failAt := dur / 4
+	var setup func(n *fabric.Network) error
 	switch o.Fail {
 	case "spine":
-		s.setup = func(n *fabric.Network) error { return n.FailSwitch("p0.spine1", failAt) }
+		setup = func(n *fabric.Network) error { return n.FailSwitch("p0.spine1", failAt) }
 	case "plane":
-		s.setup = func(n *fabric.Network) error { return n.FailPlane(1, failAt) }
+		setup = func(n *fabric.Network) error { return n.FailPlane(1, failAt) }
 	default:
 		return nil, fmt.Errorf("sim: unknown failure %q; failures: spine, plane", o.Fail)
 	}
-	r, err := both("failure", map[string]any{"hosts": hosts, "fail": o.Fail, "fail_at_us": float64(failAt) / float64(fabric.Microsecond),
-		"reroute": "never (black hole until the end)", "seed": o.Seed}, s)
-	if err != nil {
-		return nil, err
-	}
-	for _, f := range []*Figures{&r.Figures, r.Baseline} {
-		if v, ok := recovery(f.Timeline, failAt); ok {
-			f.RecoveryUs = &v
+	return o.single(func(seed uint64) (*Result, error) {
+		s := o.base(leafSpine(hosts, planes, seed), flows, dur)
+		s.outstanding = 1
+		s.warmup = 0
+		s.binWidth = 25 * fabric.Microsecond
+		s.setup = setup
+		r, err := both("failure", map[string]any{"hosts": hosts, "fail": o.Fail, "fail_at_us": float64(failAt) / float64(fabric.Microsecond),
+			"reroute": "never (black hole until the end)", "seed": seed}, s)
+		if err != nil {
+			return nil, err
 		}
-	}
-	return r, nil
+		for _, f := range []*Figures{&r.Figures, r.Baseline} {
+			if v, ok := recovery(f.Timeline, failAt); ok {
+				f.RecoveryUs = &v
+			}
+		}
+		return r, nil
+	})
 }
 
 // recovery is how long after the failure the throughput first reaches 90% of its mean over the

@@ -51,10 +51,14 @@ type Figures struct {
 	Counters            map[string]uint64 `json:"counters"`
 	// Occupancy is, for MetaRoCE, the most each of the send engine's bounded tables held on
 	// any host (golden/sender Occupancy): the evidence behind the default memory sizes.
-	Occupancy       map[string]uint64 `json:"occupancy,omitempty"`
-	Events          uint64            `json:"events"`
-	SimMicroseconds float64           `json:"sim_us"`
-	WallSeconds     float64           `json:"wall_seconds"`
+	Occupancy map[string]uint64 `json:"occupancy,omitempty"`
+	// Spread is every key figure over the seeds of the point (this Figures is the first
+	// seed's run); TimelineMean the throughput time series' mean and interval per bin.
+	Spread          map[string]Summary `json:"spread,omitempty"`
+	TimelineMean    []SampleSpread     `json:"timeline_mean,omitempty"`
+	Events          uint64             `json:"events"`
+	SimMicroseconds float64            `json:"sim_us"`
+	WallSeconds     float64            `json:"wall_seconds"`
 }
 
 // Sample is one bin of a throughput time series.

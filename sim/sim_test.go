@@ -1,6 +1,10 @@
 package sim
 
 import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -12,7 +16,7 @@ import (
 // docs/results.md.
 
 func small(scenario string) Options {
-	return Options{Scenario: scenario, NIC: config.Default(), Seed: 1, Hosts: 8, DurationUs: 200}
+	return Options{Scenario: scenario, NIC: config.Default(), Seed: 1, Seeds: 1, Hosts: 8, DurationUs: 200}
 }
 
 // requireVerified checks that every posted message was delivered and verified byte for byte.
@@ -161,4 +165,99 @@ func TestFit(t *testing.T) {
 	require.InDelta(t, 1, f.R2, 1e-12)
 	require.InDelta(t, 1.0, jain([]float64{3, 3, 3}), 1e-12)
 	require.InDelta(t, 1.0/3, jain([]float64{9, 0, 0}), 1e-12)
+}
+
+func TestSummarize(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		xs           []float64
+		mean, lo, hi float64
+	}{
+		{"none", nil, 0, 0, 0},
+		{"one seed: no interval", []float64{0.9}, 0.9, 0.9, 0.9},
+		{"equal values", []float64{2, 2, 2}, 2, 2, 2},
+		// mean 3, s = sqrt(2.5), t(0.975, 4) = 2.776445: half width 1.963243.
+		{"1..5", []float64{1, 2, 3, 4, 5}, 3, 3 - 1.963243, 3 + 1.963243},
+		// t(0.975, 1) = 12.706205, s = sqrt(2)/... : mean 1, s = 1.414214, half = 12.706205.
+		{"two seeds", []float64{0, 2}, 1, 1 - 12.706205, 1 + 12.706205},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := summarize(tc.xs)
+			require.Equal(t, len(tc.xs), s.N)
+			require.InDelta(t, tc.mean, s.Mean, 1e-6)
+			require.InDelta(t, tc.lo, s.Lo, 1e-5)
+			require.InDelta(t, tc.hi, s.Hi, 1e-5)
+			require.Equal(t, len(tc.xs), len(s.Values))
+		})
+	}
+}
+
+// A point over 5 seeds, two at a time: every seed's run is verified, the spread holds each
+// seed's figure, the seeds differ, and the first seed's run is the one the figures show; the
+// same point at seed 1 alone gives the same first run (the parallel runs share nothing).
+func TestSpreadOverSeeds(t *testing.T) {
+	o := small("loss")
+	o.Pattern, o.Loss, o.Hosts, o.DurationUs = "ring", 0.02, 4, 100
+	o.Seeds, o.Jobs = 5, 2
+	var calls []int
+	o.Progress = func(done, total int) {
+		require.Equal(t, 5, total)
+		calls = append(calls, done)
+	}
+	r, err := Run(o)
+	require.NoError(t, err)
+	require.Equal(t, []int{1, 2, 3, 4, 5}, calls)
+	require.Equal(t, []uint64{1, 2, 3, 4, 5}, r.Params["seeds"])
+	for _, f := range []*Figures{&r.Figures, r.Baseline} {
+		g := f.Spread["goodput_fraction"]
+		require.Equal(t, 5, g.N, f.Protocol)
+		require.LessOrEqual(t, g.Lo, g.Mean)
+		require.GreaterOrEqual(t, g.Hi, g.Mean)
+		require.Equal(t, f.GoodputFraction, g.Values[0], "the figures are the first seed's")
+		require.Greater(t, g.Hi-g.Lo, 0.0, "%s: the seeds' loss draws differ: %v", f.Protocol, g.Values)
+		require.Equal(t, f.Spread["messages"].Values, f.Spread["messages_verified"].Values, "every seed's messages verified")
+		require.Equal(t, 0.0, f.Spread["verify_failures"].Hi)
+	}
+	o.Seeds, o.Progress = 1, nil
+	one, err := Run(o)
+	require.NoError(t, err)
+	require.Equal(t, one.GoodputFraction, r.GoodputFraction)
+	require.Equal(t, one.Retransmissions, r.Retransmissions)
+
+	b, err := json.Marshal(r)
+	require.NoError(t, err)
+	var v map[string]any
+	require.NoError(t, json.Unmarshal(b, &v))
+	sp := v["spread"].(map[string]any)["p99_fct_us"].(map[string]any)
+	for _, k := range []string{"n", "mean", "ci95_lo", "ci95_hi", "values"} {
+		require.Contains(t, sp, k)
+	}
+	require.False(t, math.IsNaN(sp["mean"].(float64)))
+}
+
+// Every scenario's figure draws from a small run over two seeds: the means with their
+// intervals (error bars, or a band for a time series), titled with the seed count.
+func TestPlotEveryScenario(t *testing.T) {
+	for _, sc := range Scenarios() {
+		t.Run(sc, func(t *testing.T) {
+			o := Options{Scenario: sc, NIC: config.Default(), Seed: 1, Seeds: 2, Jobs: 2, Hosts: 4, DurationUs: 80, Loss: -1}
+			switch sc {
+			case "incast":
+				o.Hosts, o.Incast = 0, 4
+			case "loss":
+				o.Loss = 0.02
+			case "failure":
+				o.Hosts, o.DurationUs = 8, 400
+			}
+			r, err := Run(o)
+			require.NoError(t, err)
+			out := filepath.Join(t.TempDir(), sc+".svg")
+			require.NoError(t, Plot(r, out))
+			svg, err := os.ReadFile(out)
+			require.NoError(t, err)
+			require.Contains(t, string(svg), "<svg")
+			require.Contains(t, string(svg), "95% CI of 2 seeds")
+		})
+	}
+	require.Error(t, Plot(&Result{Scenario: "loss"}, filepath.Join(t.TempDir(), "x.pdf")))
 }

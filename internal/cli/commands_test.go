@@ -75,9 +75,14 @@ func TestSimCommand(t *testing.T) {
 	svg, err := os.ReadFile(out)
 	require.NoError(t, err)
 	require.Contains(t, string(svg), "<svg")
+	requireProgressDone(t, errOut, "sim loss", "runs")
+	spread := v["spread"].(map[string]any)["goodput_fraction"].(map[string]any)
+	require.Len(t, spread["values"], 5, "five seeds by default")
 
 	for _, args := range [][]string{
 		{"sim", "--scenario", "nope"},
+		{"sim", "--seeds", "0"},
+		{"sim", "--jobs", "-1"},
 		{"sim", "--loss", "0.9"},
 		{"sim", "--hosts", "1"},
 		{"sim", "--scenario", "loss", "--loss", "0", "--pattern", "star", "--hosts", "4"},

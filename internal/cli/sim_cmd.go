@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mrgen/mrgen/internal/progress"
 	"github.com/mrgen/mrgen/sim"
 )
 
@@ -21,7 +22,9 @@ func newSimCmd(g *globals) *cobra.Command {
 		Short: "Run a protocol experiment: MetaRoCE against the RoCEv2 baseline on the golden fabric",
 		Long: "Runs the golden transport (and the RoCEv2 baseline, same fabric, traffic and seed) in one of the\n" +
 			"scenarios " + strings.Join(sim.Scenarios(), ", ") + ". Every message is verified byte for byte.\n" +
-			"Without --loss, the loss scenario sweeps " + fmt.Sprint(sim.LossSweep) + ".",
+			"Without --loss, the loss scenario sweeps " + fmt.Sprint(sim.LossSweep) + ".\n" +
+			"Each point runs over --seeds seeds (--seed and those after it), --jobs at a time, and reports\n" +
+			"every key figure's mean and 95% confidence interval (\"spread\" in the JSON).",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := g.loadConfig()
@@ -38,6 +41,10 @@ func newSimCmd(g *globals) *cobra.Command {
 				return &usageError{fmt.Errorf("--loss %g: a probability in 0..0.5", o.Loss)}
 			case o.Hosts < 0 || o.Hosts == 1 || o.Hosts > 256:
 				return &usageError{fmt.Errorf("--hosts %d: 2..256", o.Hosts)}
+			case o.Seeds < 1 || o.Seeds > 1000:
+				return &usageError{fmt.Errorf("--seeds %d: 1..1000", o.Seeds)}
+			case o.Jobs < 0:
+				return &usageError{fmt.Errorf("--jobs %d: 0 (one per CPU) or more", o.Jobs)}
 			case o.DurationUs < 0 || o.Planes < 0 || o.Incast < 0:
 				return &usageError{fmt.Errorf("--duration-us, --planes and --incast must not be negative")}
 			}
@@ -50,7 +57,10 @@ func newSimCmd(g *globals) *cobra.Command {
 			if !contains(sim.Scenarios(), o.Scenario) {
 				return &usageError{fmt.Errorf("unknown scenario %q; scenarios: %s", o.Scenario, strings.Join(sim.Scenarios(), ", "))}
 			}
+			pr := progress.New(g.stderr, "sim "+o.Scenario, "runs", 0)
+			o.Progress = pr.Update
 			r, err := sim.Run(o)
+			pr.Finish()
 			if err != nil {
 				return err
 			}
@@ -71,7 +81,9 @@ func newSimCmd(g *globals) *cobra.Command {
 	f.Float64Var(&loss, "loss", 0, "random loss probability per packet (loss: one point of the sweep)")
 	f.IntVar(&o.Hosts, "hosts", 0, "hosts (0: the scenario's default)")
 	f.StringVar(&o.Pattern, "pattern", "", "traffic pattern: all-to-all or ring")
-	f.Uint64Var(&o.Seed, "seed", 1, "seed of the fabric and the traffic")
+	f.Uint64Var(&o.Seed, "seed", 1, "first seed of the fabric and the traffic")
+	f.IntVar(&o.Seeds, "seeds", sim.DefaultSeeds, "seeds per point (mean and 95% interval over them)")
+	f.IntVar(&o.Jobs, "jobs", 0, "runs at once (0: one per CPU)")
 	f.Float64Var(&o.DurationUs, "duration-us", 0, "measurement window in microseconds (0: the scenario's default)")
 	f.IntVar(&o.Planes, "planes", 0, "planes: one plane count (0: sweep 1, 2, 4, 8)")
 	f.IntVar(&o.Incast, "incast", 0, "incast: senders (0: both 8 and 64)")
@@ -87,7 +99,11 @@ func printSim(g *globals, r *sim.Result) {
 	if len(pts) == 0 {
 		pts = []sim.Result{*r}
 	}
-	fmt.Fprintf(w, "sim %s\n", r.Scenario)
+	seeds := 0
+	if s, ok := pts[0].Params["seeds"].([]uint64); ok {
+		seeds = len(s)
+	}
+	fmt.Fprintf(w, "sim %s, %d seeds per point: mean ± half the 95%% interval\n", r.Scenario, seeds)
 	for _, q := range pts {
 		keys := make([]string, 0, len(q.Params))
 		for k := range q.Params {
@@ -96,6 +112,9 @@ func printSim(g *globals, r *sim.Result) {
 		sort.Strings(keys)
 		var ps []string
 		for _, k := range keys {
+			if k == "seeds" {
+				continue
+			}
 			ps = append(ps, fmt.Sprintf("%s=%v", k, q.Params[k]))
 		}
 		fmt.Fprintf(w, "  %s\n", strings.Join(ps, " "))
@@ -103,19 +122,22 @@ func printSim(g *globals, r *sim.Result) {
 			if f == nil {
 				return
 			}
-			fmt.Fprintf(w, "    %-10s goodput %.3f (%.0f Gb/s)  retx %d (spurious %d)  verified %d/%d msgs  p99 FCT %.0f us  peak queue %d B",
-				name, f.GoodputFraction, f.GoodputGbps, f.Retransmissions, f.SpuriousRetransmissions, f.MessagesVerified, f.Messages, f.P99FCTus, f.PeakQueueBytes)
-			if f.ConvergenceRTTs != nil {
-				fmt.Fprintf(w, "  converged %.1f RTTs", *f.ConvergenceRTTs)
-				if f.ConvergenceAfterAll != nil {
-					fmt.Fprintf(w, " (%.1f after the last sender arrived)", *f.ConvergenceAfterAll)
+			sp := f.Spread
+			fmt.Fprintf(w, "    %-10s goodput %s (%s Gb/s)  retx %s (spurious %s)  verified %.0f/%.0f msgs  p99 FCT %s us  peak queue %s B",
+				name, meanCI(sp, "goodput_fraction", "%.3f"), meanCI(sp, "goodput_gbps", "%.0f"), meanCI(sp, "retransmissions", "%.0f"),
+				meanCI(sp, "spurious_retransmissions", "%.0f"), total(sp, "messages_verified"), total(sp, "messages"),
+				meanCI(sp, "p99_fct_us", "%.0f"), meanCI(sp, "peak_queue_bytes", "%.0f"))
+			if s := sp["convergence_rtts"]; s.N > 0 {
+				fmt.Fprintf(w, "  converged %s RTTs in %d of %d seeds", meanCI(sp, "convergence_rtts", "%.2f"), s.N, seeds)
+				if sp["convergence_rtts_after_all_arrived"].N > 0 {
+					fmt.Fprintf(w, " (%s after the last sender arrived)", meanCI(sp, "convergence_rtts_after_all_arrived", "%.2f"))
 				}
 			}
-			if f.JainFairness != nil {
-				fmt.Fprintf(w, "  Jain %.3f", *f.JainFairness)
+			if sp["jain_fairness"].N > 0 {
+				fmt.Fprintf(w, "  Jain %s", meanCI(sp, "jain_fairness", "%.3f"))
 			}
-			if f.RecoveryUs != nil {
-				fmt.Fprintf(w, "  recovery %.0f us", *f.RecoveryUs)
+			if s := sp["recovery_us"]; s.N > 0 {
+				fmt.Fprintf(w, "  recovery %s us in %d of %d seeds", meanCI(sp, "recovery_us", "%.0f"), s.N, seeds)
 			}
 			fmt.Fprintln(w)
 		}
@@ -126,4 +148,26 @@ func printSim(g *globals, r *sim.Result) {
 	if r.Fit != nil {
 		fmt.Fprintf(w, "  fit: %.1f Gb/s per plane + %.1f, R^2 %.4f\n", r.Fit.Slope, r.Fit.Intercept, r.Fit.R2)
 	}
+}
+
+// meanCI formats a figure's mean over the seeds and half its 95% interval ("-" when no seed
+// has it).
+func meanCI(sp map[string]sim.Summary, name, format string) string {
+	s, ok := sp[name]
+	if !ok || s.N == 0 {
+		return "-"
+	}
+	if s.N == 1 || s.Hi == s.Lo {
+		return fmt.Sprintf(format, s.Mean)
+	}
+	return fmt.Sprintf(format+"±"+format, s.Mean, s.HalfWidth())
+}
+
+// total is a figure summed over the seeds.
+func total(sp map[string]sim.Summary, name string) float64 {
+	var t float64
+	for _, v := range sp[name].Values {
+		t += v
+	}
+	return t
 }
