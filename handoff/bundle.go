@@ -36,7 +36,10 @@ type Options struct {
 	Packets    int    // packets per recorded scenario
 	Seed       uint64
 	CacheDir   string    // Verilated models ("" = default)
-	Log        io.Writer // progress; nil discards
+	Log        io.Writer // each step's line; nil discards
+	// Progress, when set, is called as each step ends (a recording, a gate-level netlist, a
+	// lint) with the steps done and in all.
+	Progress func(done, total int)
 }
 
 // ErrExists is returned when Out is a non-empty folder and Force is not set.
@@ -132,6 +135,18 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 		return nil, err
 	}
 	sum := &Summary{Transactions: map[string]int{}, Commit: commit}
+	distinct := map[string]bool{}
+	for _, r := range recs {
+		distinct[rtl.top[r.Block]] = true
+	}
+	// Steps: each recording, each module's gate-level netlist, each module's lint and nic_top's.
+	done, total := 0, len(recs)+2*len(distinct)+1
+	step := func() {
+		done++
+		if opt.Progress != nil {
+			opt.Progress(done, total)
+		}
+	}
 	maxN := map[string]int{}
 	ifaces := map[string]*Interface{}
 	ordered := map[string]bool{}
@@ -172,6 +187,7 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 			maxN[module] = max(maxN[module], len(s.tx))
 		}
 		sum.Transactions[module] += rec.Transactions()
+		step()
 	}
 	modules := make([]string, 0, len(ifaces))
 	for m := range ifaces {
@@ -214,6 +230,7 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 		sort.Strings(list)
 		list = append(list, "gls/"+m+".v", "tb/tb_"+m+".v")
 		files["gls/"+m+".f"] = []byte(strings.Join(list, "\n") + "\n")
+		step()
 	}
 	specFiles(rtl.designs, docs.WireFormat, files)
 	files["verify.sh"] = []byte(verifyScript(modules))
@@ -232,7 +249,7 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 			return nil, fmt.Errorf("handoff: %w", err)
 		}
 	}
-	if err := lintReports(ctx, dir, modules); err != nil {
+	if err := lintReports(ctx, dir, modules, step); err != nil {
 		return nil, err
 	}
 	return sum, writeManifest(dir, opt, commit, sum)
@@ -241,7 +258,7 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 // lintReports runs mrgen's lint (Verilator -Wall, the Yosys latch and loop checks, Icarus) on
 // nic_top and on every module with vectors, as the bundle ships them, into reports/lint/. A
 // failing check is an error: the bundle is not written.
-func lintReports(ctx context.Context, dir string, modules []string) error {
+func lintReports(ctx context.Context, dir string, modules []string, step func()) error {
 	lists := map[string]string{"nic_top": "filelist.f"}
 	for _, m := range modules {
 		lists[m] = "tb/" + m + ".f"
@@ -284,6 +301,7 @@ func lintReports(ctx context.Context, dir string, modules []string) error {
 		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 			return fmt.Errorf("handoff: %w", err)
 		}
+		step()
 	}
 	return nil
 }

@@ -16,14 +16,24 @@ import (
 	"github.com/mrgen/mrgen/internal/tooltest"
 )
 
-// buildBundle writes the nic-tiny bundle with few packets per scenario.
+// buildBundle writes the nic-tiny bundle with few packets per scenario, and checks its progress
+// reports.
 func buildBundle(t *testing.T, out string, force bool) *handoff.Summary {
 	t.Helper()
 	c, err := config.Load("../configs/synth/nic-tiny.yaml")
 	require.NoError(t, err)
+	var steps []int
 	sum, err := handoff.Build(context.Background(), handoff.Options{Config: c, ConfigPath: "configs/synth/nic-tiny.yaml",
-		Version: "test", Out: out, Force: force, Packets: 300, Seed: 1})
+		Version: "test", Out: out, Force: force, Packets: 300, Seed: 1,
+		Progress: func(done, total int) { steps = append(steps, done, total) }})
 	require.NoError(t, err)
+	// Progress heard of every step, in order, the last one the total.
+	require.NotEmpty(t, steps)
+	total := steps[len(steps)-1]
+	require.Len(t, steps, 2*total)
+	for i := 0; i < total; i++ {
+		require.Equal(t, []int{i + 1, total}, steps[2*i:2*i+2])
+	}
 	return sum
 }
 

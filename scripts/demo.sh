@@ -2,7 +2,7 @@
 # The main job on one configuration: generate the NIC top (nic_top: nic_rx, nic_tx), lint it with
 # Verilator/Yosys/Icarus, and run it in the closed loop with 1% loss (the RTL as one host of the
 # golden transport, compared frame for frame with its golden shadow); then the SACK unit's
-# lockstep cosim, and a summary table.
+# lockstep cosim, the critical path of every block (QoR), and a summary table.
 set -euo pipefail
 MRGEN=${1:?mrgen binary}
 CONFIG=${2:?config file}
@@ -36,8 +36,23 @@ echo "== initiation interval: 100000 back-to-back packets to one (connection, pa
 "$MRGEN" --config "$CONFIG" cosim --block sack --scenario back-to-back --packets 100000 --seed 1 \
   --vcd "$OUT/mismatch.vcd"
 echo
+NAME=$(basename "$CONFIG" .yaml)
+QOR=out/qor/$NAME.json
+if [ ! -s "$QOR" ]; then
+  QOR=$OUT/qor.json
+  if [ "${DEMO_QOR:-1}" = 1 ]; then
+    echo "== QoR: every block's critical path, ASIC (osu018, FO4) and UltraScale+ (LUT6 levels)"
+    echo "   (depth only, about 10 minutes on 2 cores; make qor measures everything; DEMO_QOR=0 skips)"
+    if "$MRGEN" --config "$CONFIG" qor --target asic,xcup --depth-only --json --out "$OUT/qor" > "$QOR.tmp"; then
+      mv "$QOR.tmp" "$QOR"
+    else
+      rm -f "$QOR.tmp"
+    fi
+    echo
+  fi
+fi
 echo "== summary"
-"$MRGEN" summary --cosim "$OUT/loop.json" --synth out/synth.json
+"$MRGEN" summary --cosim "$OUT/loop.json" --synth out/synth.json --qor "$QOR"
 echo
 echo "RTL, filelist, FuseSoC core and manifest are in $OUT (the NIC top in $OUT/nic)."
 echo "FPGA numbers: make synth (iCE40 HX8K; a few minutes), recorded in BENCHMARKS.md."

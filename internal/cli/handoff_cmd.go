@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mrgen/mrgen/handoff"
+	"github.com/mrgen/mrgen/internal/progress"
 )
 
 func init() { extraCommands = append(extraCommands, newHandoffCmd) }
@@ -41,10 +42,13 @@ func newHandoffCmd(g *globals) *cobra.Command {
 			}
 			opt := handoff.Options{Config: c, ConfigPath: g.configPath, Version: Version, Out: out, Force: force,
 				Packets: packets, Seed: seed}
+			pr := progress.New(g.stderr, "handoff "+c.Name, "steps", 0)
+			opt.Progress = pr.Update
 			if g.verbose {
-				opt.Log = g.stderr
+				opt.Log = pr
 			}
 			sum, err := handoff.Build(context.Background(), opt)
+			pr.Finish()
 			if errors.Is(err, handoff.ErrExists) {
 				return &usageError{fmt.Errorf("%s: %w", out, err)}
 			}

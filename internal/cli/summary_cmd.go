@@ -7,11 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mrgen/mrgen/cosim"
 	"github.com/mrgen/mrgen/fpga"
+	"github.com/mrgen/mrgen/qor"
 )
 
 func init() { extraCommands = append(extraCommands, newSummaryCmd) }
@@ -19,10 +21,10 @@ func init() { extraCommands = append(extraCommands, newSummaryCmd) }
 // newSummaryCmd prints the demo's summary table from a cosim JSON report and, when it exists,
 // a synthesis JSON report.
 func newSummaryCmd(g *globals) *cobra.Command {
-	var cosimPath, synthPath string
+	var cosimPath, synthPath, qorPath string
 	cmd := &cobra.Command{
 		Use:   "summary",
-		Short: "Print a summary table of a cosim report (and the Fmax of each block from a synth report, if present)",
+		Short: "Print a summary table of a cosim report (and each block's QoR and Fmax from qor and synth reports, if present)",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var res cosim.Result
@@ -33,6 +35,17 @@ func newSummaryCmd(g *globals) *cobra.Command {
 				Board  string         `json:"board"`
 				Top    *fpga.Result   `json:"top"`
 				Blocks []*fpga.Result `json:"blocks"`
+			}
+			var qr qor.Report
+			haveQoR := false
+			if qorPath != "" {
+				switch err := readJSON(qorPath, &qr); {
+				case err == nil:
+					haveQoR = true
+				case errors.Is(err, fs.ErrNotExist):
+				default:
+					return &usageError{fmt.Errorf("--qor: %w", err)}
+				}
 			}
 			haveSynth := false
 			if synthPath != "" {
@@ -71,6 +84,13 @@ func newSummaryCmd(g *globals) *cobra.Command {
 				row("drops: "+r, res.Drops[r])
 			}
 			row("packets/s", fmt.Sprintf("%.0f", res.PacketsPerSecond))
+			if haveQoR {
+				for _, l := range qorLines(&qr) {
+					row(l[0], l[1])
+				}
+			} else if qorPath != "" {
+				row("QoR", "no QoR report (make qor)")
+			}
 			if !haveSynth {
 				row("Fmax", "no synth report (make synth)")
 				return nil
@@ -92,6 +112,7 @@ func newSummaryCmd(g *globals) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&cosimPath, "cosim", "", "cosim JSON report (mrgen cosim --json)")
 	cmd.Flags().StringVar(&synthPath, "synth", "", "synthesis JSON report (mrgen synth --json); skipped when missing")
+	cmd.Flags().StringVar(&qorPath, "qor", "", "QoR JSON report (mrgen qor --json, make qor); skipped when missing")
 	return cmd
 }
 
@@ -104,4 +125,52 @@ func readJSON(path string, v any) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
+}
+
+// qorLines are one summary row per block of a QoR report: its worst unit's critical path in
+// FO4 (ASIC, pre-layout) and in LUT6 levels (UltraScale+) against the report's budgets, "ok"
+// or "OVER".
+func qorLines(r *qor.Report) [][2]string {
+	type worst struct {
+		fo4, levels         float64
+		fo4Unit, levelsUnit string
+	}
+	byBlock := map[string]*worst{}
+	var order []string
+	for _, u := range r.Units {
+		w := byBlock[u.Block]
+		if w == nil {
+			w = &worst{fo4: -1, levels: -1}
+			byBlock[u.Block] = w
+			order = append(order, u.Block)
+		}
+		if u.ASIC != nil && u.ASIC.CriticalFO4 > w.fo4 {
+			w.fo4, w.fo4Unit = u.ASIC.CriticalFO4, u.Unit
+		}
+		if u.XCUP != nil && float64(u.XCUP.LUTLevels) > w.levels {
+			w.levels, w.levelsUnit = float64(u.XCUP.LUTLevels), u.Unit
+		}
+	}
+	verdict := func(v float64, budget int) string {
+		if v <= float64(budget) {
+			return "ok"
+		}
+		return "OVER"
+	}
+	var out [][2]string
+	for _, b := range order {
+		w := byBlock[b]
+		var parts []string
+		if w.fo4 >= 0 {
+			parts = append(parts, fmt.Sprintf("%.0f FO4 / %d %s (%s)", w.fo4, r.BudgetFO4, verdict(w.fo4, r.BudgetFO4), w.fo4Unit))
+		}
+		if w.levels >= 0 {
+			parts = append(parts, fmt.Sprintf("%.0f LUT6 levels / %d %s (%s)", w.levels, r.BudgetLUTLevels, verdict(w.levels, r.BudgetLUTLevels), w.levelsUnit))
+		}
+		if len(parts) == 0 {
+			parts = []string{"not measured"}
+		}
+		out = append(out, [2]string{"QoR " + b + " (" + r.Config + ")", strings.Join(parts, ", ")})
+	}
+	return out
 }

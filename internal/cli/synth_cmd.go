@@ -12,6 +12,7 @@ import (
 	"github.com/mrgen/mrgen/fpga"
 	"github.com/mrgen/mrgen/hdl"
 	"github.com/mrgen/mrgen/internal/blocks"
+	"github.com/mrgen/mrgen/internal/progress"
 )
 
 func init() { extraCommands = append(extraCommands, newSynthCmd) }
@@ -76,12 +77,15 @@ func newSynthCmd(g *globals) *cobra.Command {
 			if !blocksOnly && !topIsUnit {
 				targets = append(targets, target{top, true})
 			}
-			for _, m := range targets {
-				fmt.Fprintf(g.stderr, "synth %s on %s ...\n", m.mod.Name, b.Name)
+			pr := progress.New(g.stderr, "synth "+block+" on "+b.Name, "modules", len(targets))
+			defer pr.Finish()
+			for i, m := range targets {
+				fmt.Fprintf(pr, "synth %s on %s ...\n", m.mod.Name, b.Name)
 				r, err := fpga.Synth(context.Background(), fpga.SynthRequest{Board: b.Name, Module: m.mod, Files: files,
 					TargetMHz: c.TargetClockMHz, WorkDir: filepath.Join(out, m.mod.Name), Seed: seed,
 					Wrapper: fpga.WrapperOptions{Version: Version, Command: "mrgen synth --board " + b.Name,
 						ConfigHash: c.Hash(), RegisteredOutputs: true}}, log)
+				pr.Update(i+1, len(targets))
 				if err != nil {
 					if m.isTop {
 						rep.TopError = err.Error()
@@ -102,6 +106,7 @@ func newSynthCmd(g *globals) *cobra.Command {
 					}
 				}
 			}
+			pr.Finish()
 			if g.json {
 				return g.emitJSON(rep)
 			}

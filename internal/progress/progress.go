@@ -59,6 +59,7 @@ type Report struct {
 	done, total int
 	start, last time.Time
 	finished    bool
+	stop        chan struct{} // closed by Finish: ends the plain report's heartbeat
 	bar         *progressbar.ProgressBar
 	now         func() time.Time
 }
@@ -96,7 +97,29 @@ func NewMode(m Mode, w io.Writer, label, unit string, total int) *Report {
 	} else {
 		fmt.Fprintf(w, "%s: started, counting %s\n", label, unit)
 	}
+	r.stop = make(chan struct{})
+	go r.heartbeat(Interval)
 	return r
+}
+
+// heartbeat prints the plain line every interval in which no update printed one, so that a
+// long step (one synthesis, one recording) still shows the run is alive, until Finish.
+func (r *Report) heartbeat(every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-t.C:
+			r.mu.Lock()
+			if now := r.now(); !r.finished && now.Sub(r.last) >= every {
+				r.last = now
+				r.line(now)
+			}
+			r.mu.Unlock()
+		}
+	}
 }
 
 // Update sets the count done and the total (a total that grows, such as a sweep that adds
@@ -169,6 +192,9 @@ func (r *Report) Finish() {
 		return
 	}
 	r.finished = true
+	if r.stop != nil {
+		close(r.stop)
+	}
 	if r.bar != nil {
 		_ = r.bar.Finish()
 		return

@@ -39,6 +39,22 @@ func TestPlainLinesAtStartEveryIntervalAndEnd(t *testing.T) {
 	}, lines)
 }
 
+// Without updates, a plain report still prints a line every interval, and none after Finish.
+func TestPlainHeartbeatWithoutUpdates(t *testing.T) {
+	defer func(old time.Duration) { Interval = old }(Interval)
+	Interval = 20 * time.Millisecond
+	var b syncBuffer
+	r := NewMode(Plain, &b, "synth", "modules", 3)
+	r.Update(1, 3)
+	require.Eventually(t, func() bool { return strings.Count(b.String(), "synth: 1/3 modules (33%)") >= 2 },
+		2*time.Second, 5*time.Millisecond, "heartbeat lines")
+	r.Finish()
+	n := len(b.String())
+	time.Sleep(5 * Interval)
+	require.Len(t, b.String(), n, "nothing after Finish")
+	require.Contains(t, b.String(), "synth: 1/3 modules done in")
+}
+
 func TestNilAndOffReportsDoNothing(t *testing.T) {
 	var r *Report
 	r.Update(1, 2)
