@@ -85,7 +85,7 @@ qor: deps build
 	$(MRGEN) qor-doc --reports $${reports#,} --out docs/qor.md --svg docs/qor-fo4.svg || status=1; \
 	exit $$status
 
-# Every protocol experiment at full size (docs/results.md): about four minutes on 2 cores.
+# Every protocol experiment at full size, 5 seeds per point (docs/results.md): 13 minutes on 2 cores.
 results: build
 	@bash scripts/results.sh $(MRGEN)
 

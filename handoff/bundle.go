@@ -147,6 +147,9 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 			opt.Progress(done, total)
 		}
 	}
+	if opt.Progress != nil {
+		opt.Progress(0, total)
+	}
 	maxN := map[string]int{}
 	ifaces := map[string]*Interface{}
 	ordered := map[string]bool{}

@@ -30,9 +30,9 @@ func buildBundle(t *testing.T, out string, force bool) *handoff.Summary {
 	// Progress heard of every step, in order, the last one the total.
 	require.NotEmpty(t, steps)
 	total := steps[len(steps)-1]
-	require.Len(t, steps, 2*total)
-	for i := 0; i < total; i++ {
-		require.Equal(t, []int{i + 1, total}, steps[2*i:2*i+2])
+	require.Len(t, steps, 2*(total+1))
+	for i := 0; i <= total; i++ {
+		require.Equal(t, []int{i, total}, steps[2*i:2*i+2], "the total first, then each step")
 	}
 	return sum
 }

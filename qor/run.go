@@ -263,6 +263,9 @@ func Run(ctx context.Context, opt Options, blocks []BlockDesign) (*Report, error
 		}
 	}
 	running, done := 0, 0
+	if opt.Progress != nil {
+		opt.Progress(0, len(jobs))
+	}
 	for done < len(jobs) {
 		for running < opt.Jobs && len(ready) > 0 && ctx.Err() == nil {
 			best := 0

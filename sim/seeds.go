@@ -156,6 +156,9 @@ func (o Options) sweep(points []pointFunc) ([]Result, error) {
 	if workers <= 0 {
 		workers = runtime.NumCPU()
 	}
+	if o.Progress != nil {
+		o.Progress(0, total)
+	}
 	var wg sync.WaitGroup
 	for w := 0; w < min(workers, total); w++ {
 		wg.Add(1)

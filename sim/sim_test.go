@@ -206,7 +206,7 @@ func TestSpreadOverSeeds(t *testing.T) {
 	}
 	r, err := Run(o)
 	require.NoError(t, err)
-	require.Equal(t, []int{1, 2, 3, 4, 5}, calls)
+	require.Equal(t, []int{0, 1, 2, 3, 4, 5}, calls, "the total first, then each run")
 	require.Equal(t, []uint64{1, 2, 3, 4, 5}, r.Params["seeds"])
 	for _, f := range []*Figures{&r.Figures, r.Baseline} {
 		g := f.Spread["goodput_fraction"]
