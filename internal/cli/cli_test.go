@@ -94,11 +94,12 @@ func TestUsageErrorsExit2(t *testing.T) {
 }
 
 // requireProgressDone checks that a run whose stderr is not a terminal printed its plain
-// progress report: a start line and a finish line "label: n/n unit done in ...", n > 0.
+// progress report: a first line "label: d/n unit" and a finish line "label: n/n unit done in
+// ...", n > 0.
 func requireProgressDone(t *testing.T, stderr, label, unit string) {
 	t.Helper()
 	q := regexp.QuoteMeta(label)
-	require.Regexp(t, regexp.MustCompile(`(?m)^`+q+`: (0/\d+ |started, counting )`+unit), stderr, "start line")
+	require.Regexp(t, regexp.MustCompile(`(?m)^`+q+`: \d+/\d+ `+unit), stderr, "first line")
 	m := regexp.MustCompile(`(?m)^` + q + `: (\d+)/(\d+) ` + unit + ` done in [0-9.]+ s`).FindStringSubmatch(stderr)
 	require.NotNil(t, m, "finish line of %q in:\n%s", label, stderr)
 	require.Equal(t, m[2], m[1], "all done")

@@ -86,7 +86,7 @@ func newCosimCmd(g *globals) *cobra.Command {
 			} else {
 				res, err = blk.Cosim(ctx, opt)
 			}
-			pr.Finish()
+			pr.End(err)
 			if err != nil {
 				return err
 			}

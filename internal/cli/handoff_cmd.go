@@ -48,7 +48,7 @@ func newHandoffCmd(g *globals) *cobra.Command {
 				opt.Log = pr
 			}
 			sum, err := handoff.Build(context.Background(), opt)
-			pr.Finish()
+			pr.End(err)
 			if errors.Is(err, handoff.ErrExists) {
 				return &usageError{fmt.Errorf("%s: %w", out, err)}
 			}

@@ -150,7 +150,7 @@ func newQoRCmd(g *globals) *cobra.Command {
 				return out2, nil
 			}
 			rep, runErr := qor.Run(context.Background(), opt, bds)
-			pr.Finish()
+			pr.End(runErr)
 			if rep == nil {
 				return runErr
 			}

@@ -58,7 +58,7 @@ Prints a table (or, with --json, the report); exits 1 if any job failed.
 				opt.Log = pr
 			}
 			rep, runErr := regress.Run(ctx, all, plan, seeds, opt)
-			pr.Finish()
+			pr.End(runErr)
 			if rep == nil {
 				return runErr
 			}

@@ -60,7 +60,7 @@ func newSimCmd(g *globals) *cobra.Command {
 			pr := progress.New(g.stderr, "sim "+o.Scenario, "runs", 0)
 			o.Progress = pr.Update
 			r, err := sim.Run(o)
-			pr.Finish()
+			pr.End(err)
 			if err != nil {
 				return err
 			}

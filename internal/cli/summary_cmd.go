@@ -37,25 +37,13 @@ func newSummaryCmd(g *globals) *cobra.Command {
 				Blocks []*fpga.Result `json:"blocks"`
 			}
 			var qr qor.Report
-			haveQoR := false
-			if qorPath != "" {
-				switch err := readJSON(qorPath, &qr); {
-				case err == nil:
-					haveQoR = true
-				case errors.Is(err, fs.ErrNotExist):
-				default:
-					return &usageError{fmt.Errorf("--qor: %w", err)}
-				}
+			haveQoR, err := readOptionalJSON("--qor", qorPath, &qr)
+			if err != nil {
+				return err
 			}
-			haveSynth := false
-			if synthPath != "" {
-				switch err := readJSON(synthPath, &syn); {
-				case err == nil:
-					haveSynth = true
-				case errors.Is(err, fs.ErrNotExist):
-				default:
-					return &usageError{fmt.Errorf("--synth: %w", err)}
-				}
+			haveSynth, err := readOptionalJSON("--synth", synthPath, &syn)
+			if err != nil {
+				return err
 			}
 			w := g.stdout
 			row := func(k string, v any) { fmt.Fprintf(w, "  %-28s %v\n", k, v) }
@@ -173,4 +161,20 @@ func qorLines(r *qor.Report) [][2]string {
 		out = append(out, [2]string{"QoR " + b + " (" + r.Config + ")", strings.Join(parts, ", ")})
 	}
 	return out
+}
+
+// readOptionalJSON reads the report a flag names into v: false when the flag is empty or the
+// file does not exist, a usage error naming the flag when it cannot be read.
+func readOptionalJSON(flag, path string, v any) (bool, error) {
+	if path == "" {
+		return false, nil
+	}
+	switch err := readJSON(path, v); {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	default:
+		return false, &usageError{fmt.Errorf("%s: %w", flag, err)}
+	}
 }

@@ -58,8 +58,9 @@ type Report struct {
 	label, unit string
 	done, total int
 	start, last time.Time
+	started     bool // the first count has come (nothing is printed before it)
 	finished    bool
-	stop        chan struct{} // closed by Finish: ends the plain report's heartbeat
+	stop        chan struct{} // closed by Finish or Stop: ends the plain report's heartbeat
 	bar         *progressbar.ProgressBar
 	now         func() time.Time
 }
@@ -92,13 +93,7 @@ func NewMode(m Mode, w io.Writer, label, unit string, total int) *Report {
 			progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }))
 		return r
 	}
-	if total > 0 {
-		fmt.Fprintf(w, "%s: 0/%d %s\n", label, total, unit)
-	} else {
-		fmt.Fprintf(w, "%s: started, counting %s\n", label, unit)
-	}
 	r.stop = make(chan struct{})
-	go r.heartbeat(Interval)
 	return r
 }
 
@@ -133,12 +128,26 @@ func (r *Report) Update(done, total int) {
 	r.set(done, total)
 }
 
-// set records the count and draws; r.mu is held.
+// set records the count and draws; r.mu is held. The first count starts the report: a command
+// that fails before its work begins (a bad argument, an existing folder) prints nothing.
 func (r *Report) set(done, total int) {
 	if r.finished {
 		return
 	}
 	r.done, r.total = done, total
+	if !r.started {
+		r.started = true
+		if r.bar == nil {
+			r.last = r.now()
+			if done == 0 {
+				fmt.Fprintf(r.w, "%s: 0/%d %s\n", r.label, total, r.unit)
+			} else {
+				r.line(r.last)
+			}
+			go r.heartbeat(Interval)
+			return
+		}
+	}
 	if r.bar != nil {
 		if r.bar.GetMax() != total {
 			r.bar.ChangeMax(total)
@@ -181,19 +190,50 @@ func (r *Report) line(t time.Time) {
 		r.label, r.done, r.total, r.unit, pct, rateString(rate), r.unit, el, eta)
 }
 
-// Finish ends the report with its final count, elapsed time and rate.
+// End is Finish when err is nil and Stop otherwise.
+func (r *Report) End(err error) {
+	if err != nil {
+		r.Stop()
+		return
+	}
+	r.Finish()
+}
+
+// Stop ends the report without a final line (the command failed; its error says why).
+func (r *Report) Stop() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.end() && r.bar != nil && r.started {
+		_ = r.bar.Exit()
+		fmt.Fprintln(r.w)
+	}
+}
+
+// end marks the report finished and stops its heartbeat; false if it already was. r.mu is held.
+func (r *Report) end() bool {
+	if r.finished {
+		return false
+	}
+	r.finished = true
+	if r.stop != nil {
+		close(r.stop)
+	}
+	return true
+}
+
+// Finish ends the report with its final count, elapsed time and rate (nothing if no count
+// ever came).
 func (r *Report) Finish() {
 	if r == nil {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.finished {
+	if !r.end() || !r.started {
 		return
-	}
-	r.finished = true
-	if r.stop != nil {
-		close(r.stop)
 	}
 	if r.bar != nil {
 		_ = r.bar.Finish()
@@ -222,7 +262,7 @@ func (r *Report) Write(p []byte) (int, error) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.bar == nil || r.finished {
+	if r.bar == nil || r.finished || !r.started {
 		return r.w.Write(p)
 	}
 	_ = r.bar.Clear()

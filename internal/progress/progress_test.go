@@ -2,6 +2,7 @@ package progress
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +21,7 @@ func TestPlainLinesAtStartEveryIntervalAndEnd(t *testing.T) {
 	clk := &fakeClock{t: time.Unix(1000, 0)}
 	r := NewMode(Plain, &b, "cosim sack/random", "packets", 100)
 	r.now, r.start, r.last = clk.now, clk.t, clk.t
+	r.Update(0, 100)  // the first count starts the report
 	r.Update(10, 100) // before the interval: no line
 	clk.t = clk.t.Add(Interval)
 	r.Update(50, 100)
@@ -53,6 +55,25 @@ func TestPlainHeartbeatWithoutUpdates(t *testing.T) {
 	time.Sleep(5 * Interval)
 	require.Len(t, b.String(), n, "nothing after Finish")
 	require.Contains(t, b.String(), "synth: 1/3 modules done in")
+}
+
+// A command that fails before its first count prints nothing; one that fails later prints no
+// final line.
+func TestNothingBeforeTheFirstCountAndNoFinishLineOnStop(t *testing.T) {
+	for _, m := range []Mode{Plain, Bar} {
+		var b bytes.Buffer
+		NewMode(m, &b, "handoff", "steps", 0).Finish()
+		require.Empty(t, b.String(), "mode %d", m)
+		NewMode(m, &b, "handoff", "steps", 0).End(errors.New("the folder exists"))
+		require.Empty(t, b.String(), "mode %d", m)
+	}
+	var b bytes.Buffer
+	r := NewMode(Plain, &b, "sim loss", "runs", 0)
+	r.Update(0, 60)
+	r.Update(3, 60)
+	r.End(errors.New("seed 2: failed"))
+	r.Finish()
+	require.Equal(t, "sim loss: 0/60 runs\n", b.String())
 }
 
 func TestNilAndOffReportsDoNothing(t *testing.T) {
