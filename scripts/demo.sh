@@ -42,7 +42,7 @@ if [ ! -s "$QOR" ]; then
   QOR=$OUT/qor.json
   if [ "${DEMO_QOR:-1}" = 1 ]; then
     echo "== QoR: every block's critical path, ASIC (osu018, FO4) and UltraScale+ (LUT6 levels)"
-    echo "   (depth only, about 10 minutes on 2 cores; make qor measures everything; DEMO_QOR=0 skips)"
+    echo "   (depth only, about 5 minutes on 2 cores; make qor measures everything; DEMO_QOR=0 skips)"
     if "$MRGEN" --config "$CONFIG" qor --target asic,xcup --depth-only --json --out "$OUT/qor" > "$QOR.tmp"; then
       mv "$QOR.tmp" "$QOR"
     else

@@ -150,7 +150,7 @@ func qorLines(r *qor.Report) [][2]string {
 		w := byBlock[b]
 		var parts []string
 		if w.fo4 >= 0 {
-			parts = append(parts, fmt.Sprintf("%.0f FO4 / %d %s (%s)", w.fo4, r.BudgetFO4, verdict(w.fo4, r.BudgetFO4), w.fo4Unit))
+			parts = append(parts, fmt.Sprintf("%.1f FO4 / %d %s (%s)", w.fo4, r.BudgetFO4, verdict(w.fo4, r.BudgetFO4), w.fo4Unit))
 		}
 		if w.levels >= 0 {
 			parts = append(parts, fmt.Sprintf("%.0f LUT6 levels / %d %s (%s)", w.levels, r.BudgetLUTLevels, verdict(w.levels, r.BudgetLUTLevels), w.levelsUnit))

@@ -38,8 +38,8 @@ func TestSummaryQoRRows(t *testing.T) {
 		want []string
 	}{
 		{"report", q, []string{
-			"QoR sack (default)           39 FO4 / 40 ok (sack_rx), 10 LUT6 levels / 8 OVER (sack_tx)",
-			"QoR parser (default)         44 FO4 / 40 OVER (rx_parser), 8 LUT6 levels / 8 ok (rx_parser)",
+			"QoR sack (default)           38.6 FO4 / 40 ok (sack_rx), 10 LUT6 levels / 8 OVER (sack_tx)",
+			"QoR parser (default)         44.0 FO4 / 40 OVER (rx_parser), 8 LUT6 levels / 8 ok (rx_parser)",
 			"QoR nic (default)            not measured",
 		}},
 		{"missing report", filepath.Join(dir, "absent.json"), []string{"QoR                          no QoR report (make qor)"}},
