@@ -227,6 +227,8 @@ func TestWindowCosimCatchesFaults(t *testing.T) {
 			"assign send_hold = 1'b0;", "", "", "back-to-back", false},
 		{"the PSN table's forwarding of W's write disabled",
 			"wire sd_wfwd = w_valid && (w_idx == f_idx);", "wire sd_wfwd = 1'b0;", "send", "", "back-to-back", false},
+		{"a send's next class full one packet late (the sign of w - inflight - 2)",
+			"+ {2'b11, ~sdc_inflight} + 13'h1ffe;", "+ {2'b11, ~sdc_inflight} + 13'h1fff;", "", "", "random", false},
 	}
 	// An aliasing ACK count on a path more than half full, then a pick it changes: rare.
 	long := []windowFault{
