@@ -71,21 +71,8 @@ func (m *meanXYs) add(x float64, s Summary, scale float64) {
 	*m = append(*m, struct{ x, y, lo, hi float64 }{x, s.Mean * scale, s.Lo * scale, s.Hi * scale})
 }
 
-// figure is a key figure of f over the seeds; a run without a spread (built by hand) counts
-// as one seed.
-func figure(f *Figures, name string) Summary {
-	if s, ok := f.Spread[name]; ok {
-		return s
-	}
-	for _, k := range keyFigures {
-		if k.name == name {
-			if v, ok := k.get(f); ok {
-				return summarize([]float64{v})
-			}
-		}
-	}
-	return Summary{}
-}
+// figure is a key figure of f over the seeds (Run gives every Figures its spread).
+func figure(f *Figures, name string) Summary { return f.Spread[name] }
 
 func errorBars(p *plot.Plot, c color.Color, m meanXYs) error {
 	eb, err := plotter.NewYErrorBars(m)
@@ -201,9 +188,15 @@ func plotReorder(p *plot.Plot, r *Result) error {
 			return err
 		}
 	}
+	categories(p, names)
+	return nil
+}
+
+// categories labels the x axis with one name per bar group and leaves room for the groups'
+// two bars (at ±0.15).
+func categories(p *plot.Plot, names []string) {
 	p.NominalX(names...)
 	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
-	return nil
 }
 
 func plotIncast(p *plot.Plot, r *Result) error {
@@ -228,8 +221,7 @@ func plotIncast(p *plot.Plot, r *Result) error {
 			return err
 		}
 	}
-	p.NominalX(names...)
-	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
+	categories(p, names)
 	p.Title.Text = "Incast: RTTs until every sender is within 10% of its fair share" + seedsNote(r)
 	p.Y.Label.Text = "base RTTs"
 	return nil
@@ -251,16 +243,8 @@ func plotPlanes(p *plot.Plot, r *Result) error {
 	return line(p, "RoCEv2", baseColor, b)
 }
 
-// timeline is a throughput time series: the seeds' mean with its 95% interval as a band, or
-// a single run's samples.
+// timeline is a throughput time series: the seeds' mean with its 95% interval as a band.
 func timeline(p *plot.Plot, name string, c color.RGBA, f *Figures) error {
-	if len(f.TimelineMean) == 0 {
-		var m meanXYs
-		for _, s := range f.Timeline {
-			m.add(s.TimeUs, summarize([]float64{s.Gbps}), 1)
-		}
-		return line(p, name, c, m)
-	}
 	band := make(plotter.XYs, 0, 2*len(f.TimelineMean))
 	mean := make(plotter.XYs, len(f.TimelineMean))
 	for i, s := range f.TimelineMean {

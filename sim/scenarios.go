@@ -196,17 +196,17 @@ func runLoss(o Options) (*Result, error) {
 			patterns = []string{"all-to-all", "ring"} // the sweep runs both
 		}
 	}
+	flowsOf := map[string][][2]int{}
 	for _, pat := range patterns {
-		if _, err := pattern(pat, hosts); err != nil {
+		flows, err := pattern(pat, hosts)
+		if err != nil {
 			return nil, err
 		}
+		flowsOf[pat] = flows
 	}
 	point := func(pat string, loss float64) pointFunc {
 		return func(seed uint64) (*Result, error) {
-			flows, err := pattern(pat, hosts)
-			if err != nil {
-				return nil, err
-			}
+			flows := flowsOf[pat]
 			o2 := o
 			o2.Loss = loss
 			if o2.Outstanding == 0 {
@@ -442,8 +442,8 @@ func runPlanes(o Options) (*Result, error) {
 	res := &Result{Scenario: "planes", Params: map[string]any{"hosts": hosts, "connections": len(flows), "planes": counts, "seeds": o.seeds()},
 		Points: rs, Figures: rs[len(rs)-1].Figures}
 	var xs, ys []float64
-	for _, r := range rs {
-		xs, ys = append(xs, float64(r.Params["planes"].(int))), append(ys, r.Spread["goodput_gbps"].Mean)
+	for i, r := range rs {
+		xs, ys = append(xs, float64(counts[i])), append(ys, r.Spread["goodput_gbps"].Mean)
 	}
 	f := fit(xs, ys)
 	res.Fit = &f

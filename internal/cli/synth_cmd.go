@@ -79,6 +79,7 @@ func newSynthCmd(g *globals) *cobra.Command {
 			}
 			pr := progress.New(g.stderr, "synth "+block+" on "+b.Name, "modules", len(targets))
 			defer pr.Stop() // a failed module: no final line (Finish below on success)
+			pr.Update(0, len(targets))
 			for i, m := range targets {
 				fmt.Fprintf(pr, "synth %s on %s ...\n", m.mod.Name, b.Name)
 				r, err := fpga.Synth(context.Background(), fpga.SynthRequest{Board: b.Name, Module: m.mod, Files: files,

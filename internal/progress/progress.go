@@ -25,7 +25,7 @@ type Mode int
 
 // Modes.
 const (
-	Off   Mode = iota // nothing
+	Off   Mode = iota // no progress (lines written to the report still pass through)
 	Plain             // a line at start, every Interval and at the end
 	Bar               // a redrawn bar (terminals)
 )
@@ -58,6 +58,7 @@ type Report struct {
 	label, unit string
 	done, total int
 	start, last time.Time
+	off         bool // mode Off: counts are ignored, Write passes through
 	started     bool // the first count has come (nothing is printed before it)
 	finished    bool
 	stop        chan struct{} // closed by Finish or Stop: ends the plain report's heartbeat
@@ -65,20 +66,22 @@ type Report struct {
 	now         func() time.Time
 }
 
-// New starts a report of total units (packets, jobs, runs) on w, drawn as ModeFor(w) says. It
-// returns nil in mode Off.
+// New starts a report of total units (packets, jobs, runs) on w, drawn as ModeFor(w) says. In
+// mode Off it draws nothing but still passes what is written to it (a command's -v lines) to w;
+// it returns nil only for a nil w.
 func New(w io.Writer, label, unit string, total int) *Report {
 	return NewMode(ModeFor(w), w, label, unit, total)
 }
 
 // NewMode starts a report in the given mode.
 func NewMode(m Mode, w io.Writer, label, unit string, total int) *Report {
-	if m == Off || w == nil {
+	if w == nil {
 		return nil
 	}
-	r := &Report{w: w, label: label, unit: unit, total: total, now: time.Now}
-	r.start = r.now()
-	r.last = r.start
+	r := &Report{w: w, label: label, unit: unit, total: total, now: time.Now, off: m == Off}
+	if r.off {
+		return r
+	}
 	if m == Bar {
 		r.bar = progressbar.NewOptions(total,
 			progressbar.OptionSetWriter(w),
@@ -131,12 +134,15 @@ func (r *Report) Update(done, total int) {
 // set records the count and draws; r.mu is held. The first count starts the report: a command
 // that fails before its work begins (a bad argument, an existing folder) prints nothing.
 func (r *Report) set(done, total int) {
-	if r.finished {
+	if r.finished || r.off {
 		return
 	}
 	r.done, r.total = done, total
 	if !r.started {
+		// Elapsed time and rate count from here, not from New: a model build or a job list
+		// before the first count is not the work counted.
 		r.started = true
+		r.start = r.now()
 		if r.bar == nil {
 			r.last = r.now()
 			if done == 0 {

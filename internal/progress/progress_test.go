@@ -3,6 +3,7 @@ package progress
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -81,8 +82,15 @@ func TestNilAndOffReportsDoNothing(t *testing.T) {
 	r.Update(1, 2)
 	r.Add(1)
 	r.Finish()
-	require.Nil(t, NewMode(Off, &bytes.Buffer{}, "x", "runs", 1))
 	require.Nil(t, New(nil, "x", "runs", 1))
+	var b bytes.Buffer
+	off := NewMode(Off, &b, "x", "runs", 1)
+	off.Update(0, 1)
+	off.Add(1)
+	off.Finish()
+	require.Empty(t, b.String(), "no progress in mode Off")
+	fmt.Fprintf(off, "regress: job 0/1 ...\n")
+	require.Equal(t, "regress: job 0/1 ...\n", b.String(), "a command's own lines still pass through")
 }
 
 func TestModeFor(t *testing.T) {

@@ -83,6 +83,9 @@ func Run(ctx context.Context, suites []Suite, p Plan, seeds Seeds, opt RunOption
 	rep := &Report{Version: ReportVersion, Seeds: seeds.String(), Shards: []Shard{opt.Shard},
 		JobsTotal: len(p.Jobs), JobListHash: p.Hash(), Results: []Result{}}
 	mine := p.ShardJobs(opt.Shard)
+	if opt.Progress != nil {
+		opt.Progress(0, mine)
+	}
 	for idx, j := range p.Jobs {
 		if !opt.Shard.Has(idx) {
 			continue
