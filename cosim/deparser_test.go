@@ -107,6 +107,11 @@ func TestDeparserCosimCatchesFaults(t *testing.T) {
 		// The hazard path of the pipelined ICRC: its unshift network must stall with the beats
 		// that wait beside it.
 		{"unshift runs on under backpressure", ".ce(adv),", ".ce(1'b1),", "first difference", false, "backpressure"},
+		// The skid register: an output beat the sink did not take must wait, not vanish.
+		{"skid drops a beat under backpressure", "wire k_load = o_valid && !m_axis_tready && adv;", "wire k_load = 1'b0;", "", false, "backpressure"},
+		// The registered beat flags (in_range, e_last), kept from e_k + 1: one beat off must show.
+		{"payload range starts a beat late", "(e_has_pay && e_k1 == e_hb0)", "(e_has_pay && e_k == e_hb0)", "first difference", false, ""},
+		{"last beat flagged a beat early", "e_last <= e_k1 == e_lk;", "e_last <= e_k1 + {% dec $KW 1 %} == e_lk;", "", false, ""},
 	}
 	var tf []templateFault
 	for _, f := range faults {

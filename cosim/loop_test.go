@@ -144,7 +144,18 @@ func TestLoopCatchesBlockFault(t *testing.T) {
 		// Its timer output (m_timer_at, golden NextTimer after each answered call) a ns late.
 		{Name: "scan timer one ns late", Module: "tx_engine", Scenario: "clean",
 			From: "                    : scan_on ? scan_at : 64'hFFFF_FFFF_FFFF_FFFF;",
-			To:   "                    : scan_on ? scan_at + 64'd1 : 64'hFFFF_FFFF_FFFF_FFFF;", Stream: "send engine", Field: "TimerAt"}}
+			To:   "                    : scan_on ? scan_at + 64'd1 : 64'hFFFF_FFFF_FFFF_FFFF;", Stream: "send engine", Field: "TimerAt"},
+		// nic_rx's registered handshake with rx_acker: offering the packet again in the cycle the
+		// controller learns it was taken gives rx_acker every packet twice.
+		{Name: "packet offered to the ACK scheduler twice", Module: "nic_rx", Scenario: "clean",
+			From: "wire ak_offer = (state == C_ACKER) && !ak_fired;", To: "wire ak_offer = (state == C_ACKER);",
+			Stream: "control frames"},
+		// Its registered idle: without the time-moved term it is high the cycle after the time
+		// changes, before a timer falling due at the new time has sent its ACK; the loop checks
+		// every idle with one more cycle.
+		{Name: "idle a cycle early after a time change", Module: "nic_rx", Scenario: "clean",
+			From: "&& ak_idle_q && !ak_off_q && !now_moved_q &&", To: "&& ak_idle_q && !ak_off_q &&",
+			Stream: "idle"}}
 	requireFaultsCaught(t, faults, func(t *testing.T, f templateFault, mutate func([]gen.Source) error, _ string) *Result {
 		return runLoopTest(t, config.Default(), f.Scenario, 5, 400, mutate)
 	})

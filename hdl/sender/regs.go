@@ -43,8 +43,9 @@ func (u *Unit) NWaitW() int { return clog2(u.WD + 1) }
 // NStartW: see NWaitW.
 func (u *Unit) NStartW() int { return clog2(u.D + 1) }
 
-// StateW is the width of the state register (and of the return-state registers).
-func (u *Unit) StateW() int { return clog2(len(u.States())) }
+// StateW is the width of the state register (and of the return-state registers): one bit per
+// state, one-hot, so that no state decode stands between a register and the logic it steers.
+func (u *Unit) StateW() int { return len(u.States()) }
 
 // Regs are the engine's scalar registers.
 func (u *Unit) Regs() []Reg {

@@ -100,5 +100,5 @@ func TestDescription(t *testing.T) {
 		require.False(t, names[s], "state %s twice", s)
 		names[s] = true
 	}
-	require.LessOrEqual(t, len(u.States()), 1<<u.StateW(), "the state register holds every state")
+	require.Equal(t, len(u.States()), u.StateW(), "the state register is one-hot: a bit per state")
 }
