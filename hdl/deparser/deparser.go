@@ -96,6 +96,11 @@ func New(c config.Config) (*Unit, error) {
 	if u.B < 8 || 1<<u.BW != u.B {
 		return nil, fmt.Errorf("deparser: datapath_width %d: must be a power of two of at least 64 bits", u.W)
 	}
+	// A frame's first beat is never its last (stage e's e_last starts low): the smallest frame,
+	// wire.MinValidFrameLen bytes, takes hdl.MinFrameBeats beats.
+	if hdl.MinFrameBeats(u.W) < 2 {
+		return nil, fmt.Errorf("deparser: datapath_width %d: the smallest frame (%d bytes) fits in one beat", u.W, wire.MinValidFrameLen)
+	}
 	u.BodyLen = max(wire.WriteExtLen, wire.SendExtLen, wire.NakLen, prm.AckLen())
 	u.HdrMax = wire.EthHeaderLen + wire.VLANTagLen + wire.IPv6HeaderLen + wire.UDPHeaderLen + wire.BTHLen + u.BodyLen
 	u.HdrBeats = (u.HdrMax + u.B - 1) / u.B

@@ -427,15 +427,3 @@ func (u *Unit) LayoutSel(vo int) string {
 	w := 2 + u.ClassW()
 	return fmt.Sprintf("%d'd%d", w, (vo/n)<<u.ClassW()|vo%n)
 }
-
-// OneBeatFrames reports whether some layout's frame can fit in one beat (its header and ICRC,
-// with no payload, in B bytes). Only then can a frame's first beat be its last, and the load of
-// a descriptor compares the frame's end with beat 0.
-func (u *Unit) OneBeatFrames() bool {
-	for vo := range u.Layouts() {
-		if u.HdrLen(vo)+wire.ICRCLen <= u.B {
-			return true
-		}
-	}
-	return false
-}
