@@ -29,7 +29,7 @@ func (u *Unit) States() []string {
 	return []string{"S_CLEAR", "S_IDLE", "S_RSP", "S_RDW", "S_POST", "S_POST_N", "S_POST_W", "S_BELL", "S_ADDW",
 		"S_LEFT", "S_LEFT2", "S_WOKE", "S_N0", "S_N1", "S_N2", "S_N3", "S_PR0", "S_PR1", "S_PR2", "S_PR3",
 		"S_PR4", "S_WAKE", "S_PR_SD", "S_PR5", "S_SN0", "S_NN0", "S_NNC", "S_NN1", "S_SN_REC", "S_SN_REC2",
-		"S_SN_SENT", "S_SN_MSG", "S_DESC", "S_PG0", "S_PG1", "S_PG2", "S_DIV", "S_PACE", "S_PACE2", "S_PACE3", "S_A0", "S_A1", "S_A2", "S_AW0", "S_AW1",
+		"S_SN_SENT", "S_SN_MSG", "S_DESC", "S_PG0", "S_PG1", "S_PG2", "S_DIV", "S_PACE", "S_PACE1", "S_PACE2", "S_PACE3", "S_PACE4", "S_PACE5", "S_A0", "S_A1", "S_A2", "S_AW0", "S_AW1",
 		"S_AS0", "S_AS1", "S_AS2", "S_LB0", "S_LB1", "S_LB2", "S_AU0", "S_AU1", "S_AFIN", "S_K0", "S_K1", "S_K2", "S_K3", "S_K4",
 		"S_NK1", "S_NK2", "S_RETRY0", "S_RETRY", "S_RETRY2", "S_ARM", "S_REARM", "S_SCAN", "S_SCC", "S_SP0", "S_SP1",
 		"S_OW0", "S_OW1", "S_TP1", "S_TP2", "S_TP3", "S_TP4", "S_TP5", "S_TP6", "S_EX0", "S_EX1", "S_RT1", "S_CP0", "S_CP1", "S_MV0", "S_MV1", "S_PI0", "S_SPN"}
@@ -58,12 +58,13 @@ func (u *Unit) Regs() []Reg {
 		data("c_op", 4), data("c_conn", cw), data("c_stream", sw), data("c_path", aw), data("c_gen", 16),
 		data("c_wrop", wire.OpcodeBits), data("c_len", 32), data("c_local", 64), data("c_va", 64),
 		data("c_rkey", 32), data("c_id", 64), data("c_time", 64), data("tries", cw+1), data("pr_paced", 1),
+		data("pr_wake_le", 1), data("pr_leave", 1), data("pr_gate", 1), data("pr_full", 1), data("nn_start", 1),
 		data("k_ok", 1), data("k_ack", 1), data("k_nak", 1), data("k_code", 8), data("k_rnr", 16), data("k_cum", pw), data("k_sack", u.W), data("k_ecn", 16),
 		data("k_ts", 32), data("k_hint", 16), data("k_dly", 26), data("psn_q", pw),
-		data("l_base", pw), data("l_lost", u.W), data("l_nxt", pw),
-		data("w_p", pw), data("w_i", u.IW+1), data("cum_adv", 32), data("sk_cnt", 32),
+		data("l_base", pw), data("l_nxt", pw),
+		data("w_p", pw), data("w_i", u.IW), data("w_rem", u.W), data("w_hit", 1), data("w_sack", 1), data("cum_adv", 32), data("sk_cnt", 32),
 		data("rec_q", u.RecW), data("ent_q", u.EntW), data("mv_q", u.SW+32+u.WSW+u.IXW),
-		data("ring_a", u.CW+u.SW+u.WSW), data("pn", u.NW), data("pacc", 33),
+		data("ring_a", u.CW+u.SW+u.WSW), data("pn", u.NW), data("prem", 34),
 		zero("wl_head", cw), zero("wl_tail", cw), zero("wl_cur", cw), zero("wl_prev", cw),
 		ctl("wl_prev_none", 1, "1'b1"), ctl("wl_at_end", 1, "1'b1"), zero("wl_len", cw+1),
 		data("sd_path", aw), data("sd_psn", pw), data("nn_k", sw+1), data("wk_t", 64),
@@ -76,11 +77,11 @@ func (u *Unit) Regs() []Reg {
 		data("d_port", PortW), data("d_slot", u.RW), data("d_gen", 16), data("d_kind", 2),
 		data("d_announce", 1), data("d_id", 64), data("d_index", u.IXW),
 		data("dv_num", 32), data("dv_den", 24), data("dv_rem", 32), data("dv_q", 32), data("dv_cnt", 6),
-		data("pc_t", 64), data("pc_b", 1), data("sd_ent", 16), data("rt_go", 1), data("lb_go", 1), data("d_off_q", 32),
+		data("pc_t", 64), data("pc_b", 1), data("pc_c", 1), data("pc_gt", 1), data("sd_ent", 16), data("rt_go", 1), data("lb_go", 1), data("d_off_q", 32),
 		zero("retx_head", u.RetxW), zero("retx_tail", u.RetxW), zero("retx_count", u.RetxW+1),
 		zero("scan_on", 1), data("scan_at", 64), zero("scan_busy", 1), data("sc_c", cw+1), data("sc_p", aw+1),
 		data("sc_ev", 3), data("sc_found", 1), data("moved_any", 1), data("ow_ret", u.StateW()),
-		data("tp_a", 32), data("tp_b", 32), data("tp_v", 1), data("tp_age", 32),
+		data("tp_a", 32), data("tp_v", 1),
 		zero("retry_head", u.RetryW), zero("retry_tail", u.RetryW), zero("retry_count", u.RetryW+1),
 	}
 	for _, c := range u.Counters {
@@ -125,9 +126,6 @@ func (u *Unit) SAW1() int { return u.CW + u.SW - 1 }
 
 // PAW1 is the path table's highest address bit.
 func (u *Unit) PAW1() int { return u.CW + u.AW - 1 }
-
-// IWp1 is the width of the bitmap walk's index (0..W).
-func (u *Unit) IWp1() int { return u.IW + 1 }
 
 // PortW is the egress port width, for templates.
 func (u *Unit) PortW() int { return PortW }
