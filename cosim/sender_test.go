@@ -126,7 +126,7 @@ func TestSenderCatchesTemplateFaults(t *testing.T) {
 			"        if (!dn_valid || m_done_ready) begin\n          dn_valid_n = 1'b1;",
 			"        if (1'b1) begin\n          dn_valid_n = 1'b1;", "Done", false},
 		{"a full record table does not block its connection", "overflow",
-			"end else if (|sh_full[", "end else if (1'b0 && |sh_full[", "", false},
+			"pr_full_n = |sh_full[", "pr_full_n = 1'b0 && |sh_full[", "", false},
 		{"a record table stays full once it was", "overflow",
 			"sh_full[pp_wb_a] <= pp_wb_d[P_LIVE + SLOT_WIDTH];", "sh_full[pp_wb_a] <= sh_full[pp_wb_a] | pp_wb_d[P_LIVE + SLOT_WIDTH];", "", false},
 		{"the ACK walk takes a record before its registered read lands", "loss",
@@ -151,8 +151,6 @@ func TestSenderCatchesTemplateFaults(t *testing.T) {
 			"ring_at_qmsn <= (ring_ram[E_MSN +: 32] == rec_q[R_MSN +: 32]);", "ring_at_qmsn <= (ring_rd[E_MSN +: 32] == rec_q[R_MSN +: 32]);", "", false},
 		{"a Ref's generation compared with the previous record", "clean",
 			"rd_at_gen <= (rec_ram[R_GEN +: 16] == c_gen);", "rd_at_gen <= (rec_rd[R_GEN +: 16] == c_gen);", "", false},
-		{"the work-list walk decides on its tests from before a stale moved packet's drop", "failure",
-			"cs_mv_count - {% add1 .D.MovedW %}'d1;\n          st_n = S_PR1;", "cs_mv_count - {% add1 .D.MovedW %}'d1;\n          st_n = S_PR4;", "", false},
 	}
 	var tf []templateFault
 	for _, f := range faults {
