@@ -37,6 +37,7 @@ type senderKnobs struct {
 	Dead           float64       // each path is dead (drops everything) with this probability ...
 	DeadEvery      uint64        // ... redrawn every DeadEvery ns
 	OutReady       float64       // the answer, completion and wake-up outputs are ready in a cycle (0: always)
+	Start          uint64        // the first command's time, ns (0: 1 µs)
 	Sender         config.Sender // the configuration's FIFO depths for this scenario (zero: the configuration's own)
 }
 
@@ -55,6 +56,11 @@ var senderScenarios = map[string]senderKnobs{
 		OutReady: 0.4},
 	// Path failures by silence: dead paths time out, become suspect, fail (their packets move
 	// to the others), are probed and come back (PathInit).
+	// Time crosses 2^32 ns 0.2 ms in (about 2,000 commands): the 32-bit time stamps wrap and
+	// the engine's sums taken in 32-bit halves (pacing, the RNR due time, the scan's times)
+	// carry into the high half, under pacing, RNR retries, loss and the timer scan.
+	"wrap": {Post: 1, Next: 4, Left: 4, DtMax: 200, Loss: 0.02, AckAll: 1, ECN: 0.2, Hint: 0.7, HintMax: 400,
+		PendingMax: 16, Nak: 0.03, RNR: 0.9, RNRMax: 50, Start: 1<<32 - 200_000},
 	"failure": {MaxPkts: 4, Post: 1, Next: 3, Left: 3, DtMax: 1500, Loss: 0.01, AckAll: 0.5, PendingMax: 8,
 		Dead: 0.3, DeadEvery: 3_000_000, Nak: 0.005, RNR: 1, RNRMax: 5, OutReady: 0.2},
 	// Tiny retransmit, moved and RNR retry FIFOs (2, 2 and 4 entries) and record tables (8 per
@@ -108,6 +114,9 @@ type senderTraffic struct {
 func newSenderTraffic(k senderKnobs, p sender.Params, seed uint64) *senderTraffic {
 	t := &senderTraffic{k: k, p: p, rng: rand.New(rand.NewPCG(seed, 0x5e4d)), now: 1_000, rx: sack.NewReceiver(p.Sack),
 		bell: -1, conns: p.Window.Conns, streams: p.Placement.Streams, maxLen: p.Placement.MaxMsgLen()}
+	if k.Start > 0 {
+		t.now = k.Start
+	}
 	if k.Conns > 0 {
 		t.conns = min(t.conns, k.Conns)
 	}
