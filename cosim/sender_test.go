@@ -28,6 +28,7 @@ var senderCoverage = map[string][]string{
 	"paced":   {"blocked_rate_cap", "cmd_woke", "ecn_echoes"},
 	"random":  {"queue_full", "completions", "retransmissions"},
 	"rnr":     {"naks", "messages_failed", "cmd_retry", "rnr_retries", "completions"},
+	"wrap":    {"blocked_rate_cap", "cmd_woke", "rnr_retries", "cmd_scan", "completions"},
 	"overflow": {"retx_overflows", "moved_overflows", "retry_overflows", "rnr_retries", "retransmissions",
 		"moved_sent", "completions", "blocked_records"},
 	"failure": {"tail_probes", "timeouts", "paths_suspect", "paths_failed", "paths_probed", "rto_retransmissions",
