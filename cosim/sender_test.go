@@ -159,6 +159,12 @@ func TestSenderCatchesTemplateFaults(t *testing.T) {
 			"wire [63:0] nak_due = {nd_lo[32] ? nd_hi1 : nd_hi0, nd_lo[31:0]};", "wire [63:0] nak_due = {nd_hi0, nd_lo[31:0]};", "", false},
 		{"the next scan time without the carry into the high half", "wrap",
 			"wire [63:0] scan_later = {sl_lo[32] ? sl_hi1 : sl_hi0, sl_lo[31:0]};", "wire [63:0] scan_later = {sl_hi0, sl_lo[31:0]};", "", false},
+		{"a packet's local address without the carry into the high half", "wrap",
+			"d_addr_n = {da_c ? eq_local_hi1 : ent_q[E_LOCAL + 32 +: 32], da_lo};",
+			"d_addr_n = {ent_q[E_LOCAL + 32 +: 32], da_lo};", "", false},
+		{"a packet's remote address without the carry into the high half", "wrap",
+			"d_va_n = d_write ? {dv_c ? eq_va_hi1 : ent_q[E_VA + 32 +: 32], dv_lo} : 64'd0;",
+			"d_va_n = d_write ? {ent_q[E_VA + 32 +: 32], dv_lo} : 64'd0;", "", false},
 		{"a Ref's generation compared with the previous record", "clean",
 			"rd_at_gen <= (rec_ram[R_GEN +: 16] == c_gen);", "rd_at_gen <= (rec_rd[R_GEN +: 16] == c_gen);", "", false},
 	}

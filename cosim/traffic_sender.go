@@ -38,6 +38,7 @@ type senderKnobs struct {
 	DeadEvery      uint64        // ... redrawn every DeadEvery ns
 	OutReady       float64       // the answer, completion and wake-up outputs are ready in a cycle (0: always)
 	Start          uint64        // the first command's time, ns (0: 1 µs)
+	NearWrap       bool          // buffers end within 64 KiB of a 4 GiB boundary (address carries)
 	Sender         config.Sender // the configuration's FIFO depths for this scenario (zero: the configuration's own)
 }
 
@@ -57,10 +58,11 @@ var senderScenarios = map[string]senderKnobs{
 	// Path failures by silence: dead paths time out, become suspect, fail (their packets move
 	// to the others), are probed and come back (PathInit).
 	// Time crosses 2^32 ns 0.2 ms in (about 2,000 commands): the 32-bit time stamps wrap and
-	// the engine's sums taken in 32-bit halves (pacing, the RNR due time, the scan's times)
-	// carry into the high half, under pacing, RNR retries, loss and the timer scan.
+	// the engine's sums taken in 32-bit halves (pacing, the RNR due time, the scan's times, a
+	// packet's addresses from buffers ending near a 4 GiB boundary) carry into the high half,
+	// under pacing, RNR retries, loss and the timer scan.
 	"wrap": {Post: 1, Next: 4, Left: 4, DtMax: 200, Loss: 0.02, AckAll: 1, ECN: 0.2, Hint: 0.7, HintMax: 400,
-		PendingMax: 16, Nak: 0.03, RNR: 0.9, RNRMax: 50, Start: 1<<32 - 200_000},
+		PendingMax: 16, Nak: 0.03, RNR: 0.9, RNRMax: 50, Start: 1<<32 - 200_000, NearWrap: true},
 	"failure": {MaxPkts: 4, Post: 1, Next: 3, Left: 3, DtMax: 1500, Loss: 0.01, AckAll: 0.5, PendingMax: 8,
 		Dead: 0.3, DeadEvery: 3_000_000, Nak: 0.005, RNR: 1, RNRMax: 5, OutReady: 0.2},
 	// Tiny retransmit, moved and RNR retry FIFOs (2, 2 and 4 entries) and record tables (8 per
@@ -215,6 +217,11 @@ func (t *senderTraffic) post() sender.Call {
 	wr := sender.WorkRequest{Conn: t.rng.IntN(t.conns), Stream: t.rng.IntN(t.streams), Op: wire.OpWrite,
 		RemoteVA: t.rng.Uint64() >> 8, RKey: t.rng.Uint32(), Local: t.rng.Uint64() >> 8, ID: t.nextID}
 	t.nextID++
+	if t.k.NearWrap {
+		// A packet's address (base + offset) then carries into bit 32 for some offsets.
+		wr.RemoteVA |= 1<<32 - 1<<16
+		wr.Local |= 1<<32 - 1<<16
+	}
 	if t.rng.IntN(2) == 0 {
 		wr.Op = wire.OpSend
 	}
