@@ -57,14 +57,14 @@ var senderScenarios = map[string]senderKnobs{
 		OutReady: 0.4},
 	// Path failures by silence: dead paths time out, become suspect, fail (their packets move
 	// to the others), are probed and come back (PathInit).
+	"failure": {MaxPkts: 4, Post: 1, Next: 3, Left: 3, DtMax: 1500, Loss: 0.01, AckAll: 0.5, PendingMax: 8,
+		Dead: 0.3, DeadEvery: 3_000_000, Nak: 0.005, RNR: 1, RNRMax: 5, OutReady: 0.2},
 	// Time crosses 2^32 ns 0.2 ms in (about 2,000 commands): the 32-bit time stamps wrap and
 	// the engine's sums taken in 32-bit halves (pacing, the RNR due time, the scan's times, a
 	// packet's addresses from buffers ending near a 4 GiB boundary) carry into the high half,
 	// under pacing, RNR retries, loss and the timer scan.
 	"wrap": {Post: 1, Next: 4, Left: 4, DtMax: 200, Loss: 0.02, AckAll: 1, ECN: 0.2, Hint: 0.7, HintMax: 400,
 		PendingMax: 16, Nak: 0.03, RNR: 0.9, RNRMax: 50, Start: 1<<32 - 200_000, NearWrap: true},
-	"failure": {MaxPkts: 4, Post: 1, Next: 3, Left: 3, DtMax: 1500, Loss: 0.01, AckAll: 0.5, PendingMax: 8,
-		Dead: 0.3, DeadEvery: 3_000_000, Nak: 0.005, RNR: 1, RNRMax: 5, OutReady: 0.2},
 	// Tiny retransmit, moved and RNR retry FIFOs (2, 2 and 4 entries) and record tables (8 per
 	// path) under loss, RNR NAKs and dead paths: every overflow path (a dropped request,
 	// counted; loss recovery takes it again) and connections blocked by a full record table.
