@@ -201,6 +201,10 @@ func runWindow(ctx context.Context, lib *verilator.Library, u *hdlwindow.Unit, k
 	xConn := 0    // the connection of X's operation (an ACK-port operation or a check)
 	clearIdx := 0 // the initialisation's next index
 	pinConn := 0  // s_send_conn as last driven
+	// The staged pick (PickStage): P registers the bitmaps of the connection on s_send_conn, so
+	// a send is accepted only if its connection was on s_send_conn the cycle before and no
+	// operation of F on it but a send ended at that edge.
+	pConn, pFresh := 0, false
 	pathBits := u.P.PathBits
 	var cycle uint64
 	watch := cycleWatch{ctx: ctx, m: m, opt: opt, traceAt: traceAt}
@@ -301,6 +305,7 @@ func runWindow(ctx context.Context, lib *verilator.Library, u *hdlwindow.Unit, k
 		cycle++
 		now += tr.dt()
 		if inReset {
+			pConn, pFresh = pinConn, false
 			continue
 		}
 
@@ -351,7 +356,8 @@ func runWindow(ctx context.Context, lib *verilator.Library, u *hdlwindow.Unit, k
 		wantAckReady := open && !urgent
 		// A send waits behind an operation on its connection in F: behind a send too at SendII 2.
 		hold := inF.valid && (!inF.send || u.SendII == 2) && inF.conn == pinConn
-		wantSendReady := wantAckReady && !ackOffered && !hold && !inX
+		pickReady := !u.PickStage || (pFresh && pConn == pinConn)
+		wantSendReady := wantAckReady && !ackOffered && !hold && !inX && pickReady
 		gotAckReady, gotSendReady := pt.ackReady.Get(outb) == 1, pt.sendReady.Get(outb) == 1
 		if gotAckReady != wantAckReady || gotSendReady != wantSendReady {
 			return res, mismatch("arbitration", int(cycle-1), nil, fmt.Sprintf(
@@ -367,9 +373,10 @@ func runWindow(ctx context.Context, lib *verilator.Library, u *hdlwindow.Unit, k
 		ackFire := ackOffered && wantAckReady
 		sendFire := sendOffered && wantSendReady
 		scanFire := open && !inX && !ackFire && !sendFire && (urgent || !sendOffered)
-		if held := sendOffered && (hold || inX) && open && !urgent && !ackOffered; held {
+		if held := sendOffered && (hold || inX || !pickReady) && open && !urgent && !ackOffered; held {
 			res.Counts["send_held"]++
 		}
+		pConn, pFresh = pinConn, !(adv && inF.valid && !inF.send && inF.conn == pinConn)
 		if open {
 			switch {
 			case scanFire:
@@ -453,6 +460,11 @@ func runWindow(ctx context.Context, lib *verilator.Library, u *hdlwindow.Unit, k
 		}
 	}
 	res.RTLCycles = cycle
+	if inX {
+		// The run ended with an operation in X (a check with no event expects no output): it
+		// never reached F.
+		res.Counts["x_at_end"]++
+	}
 	if opt.Progress != nil {
 		opt.Progress(res.Packets, opt.Packets)
 	}

@@ -107,10 +107,12 @@ func TestWindowSeeds(t *testing.T) {
 // operation on connection 0 (an ACK to path 0, a send, or a starved scan) into F but for the
 // cycles a send waits (behind X's operation, or behind an operation on its connection in F: one
 // that is not a send at send II 1, any at send II 2) and a check waits for X, and each output
-// comes exactly its stream's latency after its input. At the default configuration (send II 2)
-// and at two 256-bit ports (send II 1).
+// comes exactly its stream's latency after its input. At the default configuration (send II 2),
+// at two 256-bit ports (send II 1) and at 64 paths (send II 2, the staged pick: a send also
+// waits for P's bitmaps of its connection).
 func TestWindowInitiationIntervalAndLatency(t *testing.T) {
-	for _, c := range []config.Config{config.Default(), loadMatrixConfig(t, "matrix/nic-w256-2ports.yaml")} {
+	for _, c := range []config.Config{config.Default(), loadMatrixConfig(t, "matrix/nic-w256-2ports.yaml"),
+		loadMatrixConfig(t, "matrix/w256-64paths.yaml")} {
 		t.Run(c.Name, func(t *testing.T) {
 			const n = 5_000
 			res := runWindowTest(t, c, "back-to-back", 3, n, nil, "")
@@ -122,8 +124,9 @@ func TestWindowInitiationIntervalAndLatency(t *testing.T) {
 			require.Zero(t, res.Counts["stall_cycles"])
 			require.Equal(t, c.Derived().PathTableDepth, res.Counts["busy_cycles"])
 			// One operation enters F per cycle; the cycles F stays empty are the held sends' and the
-			// checks' (a check enters X only when X is empty), none else.
-			ops := uint64(res.Packets + res.Acks + res.Counts["scans"])
+			// checks' (a check enters X only when X is empty), none else. (An operation still in X
+			// at the end never entered F.)
+			ops := uint64(res.Packets + res.Acks + res.Counts["scans"] - res.Counts["x_at_end"])
 			idle := uint64(res.Counts["f_idle"])
 			require.Equal(t, res.RTLCycles, ops+idle+3+uint64(res.Counts["busy_cycles"]),
 				"%d cycles for %d operations and %d idle", res.RTLCycles, ops, idle)
@@ -220,8 +223,24 @@ func TestWindowCosimCatchesFaults(t *testing.T) {
 			"wire pick_fwd = f_is_send && (f_conn == s_send_conn);", "wire pick_fwd = 1'b0;",
 			"send", "", "back-to-back", true},
 		{"a send's class one packet fuller ignored",
-			"assign pick_cls_taken[2*slot_i +: 2] = f_path_hot[slot_i] ? f_cls_inc",
-			"assign pick_cls_taken[2*slot_i +: 2] = 1'b0 ? f_cls_inc", "send", "", "back-to-back", false},
+			"assign pick_cls_taken[2*slot_i +: 2] = f_path_hot[slot_i] ? pick_cls_inc",
+			"assign pick_cls_taken[2*slot_i +: 2] = 1'b0 ? pick_cls_inc", "send", "", "back-to-back", false},
+		{"a send's gate ignores the send before it on its connection (the registers' edge)",
+			"gs_same_q <= send_fire && pick_fwd;", "gs_same_q <= 1'b0;", "send", "", "rate-cap", false},
+		{"the gate after a send ignores whether it was taken",
+			"(gs_ok_q ? gs_taken_q : gs_kept_q)", "(1'b0 ? gs_taken_q : gs_kept_q)", "send", "", "rate-cap", false},
+		{"the gate after a taken send ignores the publication it applied",
+			"gs_taken_q <= f_pop ? gr_taken : gate_taken_all[f_conn];", "gs_taken_q <= gate_taken_all[f_conn];",
+			"send", "", "rate-cap", false},
+		{"the gate after a refused send ignores the publication it applied",
+			"gs_kept_q <= f_pop ? gr_kept : gate_full_all[f_conn];", "gs_kept_q <= gate_full_all[f_conn];",
+			"send", "", "rate-cap", false},
+		{"the gate with one packet more against the ring's rate cap rounds it down",
+			"wire [28:0] gr_cap_t = {2'b00, cc_inflight, 8'd0} + {2'b11, ~ring_cap} + 29'd257;",
+			"wire [28:0] gr_cap_t = {2'b00, cc_inflight, 8'd0} + {2'b11, ~ring_cap} + 29'd256;", "send", "", "rate-cap", false},
+		{"F's path from A's operation, not the pick's, for a send",
+			"wire [PATH_WIDTH-1:0] f_path_d = send_fire ? pick_path : x_valid ? x_path : a_path_x;",
+			"wire [PATH_WIDTH-1:0] f_path_d = x_valid ? x_path : a_path_x;", "send", "", "back-to-back", false},
 		{"no hold behind an operation on the connection",
 			"assign send_hold = f_valid && (f_op != OP_SEND) && (f_conn == s_send_conn);",
 			"assign send_hold = 1'b0;", "", "", "back-to-back", false},
@@ -230,12 +249,40 @@ func TestWindowCosimCatchesFaults(t *testing.T) {
 		{"a send's next class full one packet late (the sign of w - inflight - 2)",
 			"+ {2'b11, ~sdc_inflight} + 13'h1ffe;", "+ {2'b11, ~sdc_inflight} + 13'h1fff;", "", "", "random", false},
 	}
+	// The staged pick (P registers the requested connection's class bitmaps) is generated where
+	// the pick searches at least hdlwindow.PickStageMinSlots slots at send II 2: 64 paths.
+	staged := []windowFault{
+		{"staged pick: F's taken send not forwarded to P",
+			"wire p_fwd = f_valid && f_op_send && f_send_ok && (f_conn == s_send_conn);", "wire p_fwd = 1'b0;",
+			"send", "", "back-to-back", false},
+		{"staged pick: a refused send forwarded to P as taken",
+			"wire p_fwd = f_valid && f_op_send && f_send_ok && (f_conn == s_send_conn);",
+			"wire p_fwd = f_valid && f_op_send && (f_conn == s_send_conn);", "send", "", "rate-cap", false},
+		{"staged pick: the pointer not moved by the forwarded send",
+			"wire [PATH_WIDTH-1:0] p_rr = p_fwd ? rr_next : rr_rd;", "wire [PATH_WIDTH-1:0] p_rr = rr_rd;",
+			"send", "", "back-to-back", false},
+		{"staged pick: the bitmaps at or after the pointer searched after the whole class",
+			"pv_q <= {p_c1, p_c1 & p_after, p_c2, p_c2 & p_after, p_c3, p_c3 & p_after};",
+			"pv_q <= {p_c1 & p_after, p_c1, p_c2 & p_after, p_c2, p_c3 & p_after, p_c3};", "send", "", "random", false},
+		{"staged pick: bitmaps stale after F's operation on the connection taken as fresh",
+			"p_fresh_q <= !(adv && f_valid && !f_op_send && (f_conn == s_send_conn));", "p_fresh_q <= 1'b1;",
+			"arbitration", "", "back-to-back", false},
+		{"staged pick: P reads past the class write-behind",
+			"assign pick_cls_table[2*cw_i +: 2] = (cw_conn_hit && cw_hot[cw_i]) ? cw_cls",
+			"assign pick_cls_table[2*cw_i +: 2] = 1'b0 ? cw_cls", "send", "", "random", false},
+		{"staged pick: a change of s_send_conn not waited for",
+			"assign pick_ready = p_fresh_q && (p_conn_q == s_send_conn);", "assign pick_ready = p_fresh_q;",
+			"arbitration", "", "random", false},
+	}
 	// An aliasing ACK count on a path more than half full, then a pick it changes: rare.
 	long := []windowFault{
 		{"an ACK count of 2^11 or more not taken as emptying the path (the class's 14-bit sums)",
 			"wire ci_sat = (f_op_ack && f_sum_big) || ci_x[13];", "wire ci_sat = ci_x[13];", "", "", "saturate", false},
 	}
 	twoPorts := "matrix/nic-w256-2ports.yaml"
+	paths64 := "matrix/w256-64paths.yaml"
+	c64 := loadMatrixConfig(t, paths64)
+	require.True(t, hdlwindow.PickStageFor(64, hdlwindow.SendIIFor(c64.DatapathWidth, c64.Ports)))
 	c2 := loadMatrixConfig(t, twoPorts)
 	require.Equal(t, 1, hdlwindow.SendIIFor(c2.DatapathWidth, c2.Ports))
 	require.Equal(t, 2, hdlwindow.SendIIFor(config.Default().DatapathWidth, config.Default().Ports))
@@ -248,6 +295,7 @@ func TestWindowCosimCatchesFaults(t *testing.T) {
 	}
 	add(faults, "", 0)
 	add(sendII1, twoPorts, 0)
+	add(staged, paths64, 0)
 	add(long, "", 300_000)
 	requireFaultsCaught(t, tf, func(t *testing.T, f templateFault, mutate func([]gen.Source) error, vcd string) *Result {
 		c := config.Default()

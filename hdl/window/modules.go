@@ -18,6 +18,15 @@ func (u *Unit) firstSet() (gen.Source, error) {
 		"the path slots of a connection.")
 }
 
+// pickSearch is the staged pick's tree (PickStage): one search over eight bitmaps of the path
+// slots, P's six (each class at or after the round-robin pointer, then each class, from class 3
+// down) and two of zeros.
+func (u *Unit) pickSearch() (gen.Source, error) {
+	return firstset.Source("window_pick_search", 8*u.PathSlots, "The staged spraying pick's priority "+
+		"search over six bitmaps of a connection's path slots (each class at or after the "+
+		"round-robin pointer, then each class, from class 3 down), padded to eight.")
+}
+
 // PickModule is the spraying pick of golden/window.SendDecision.
 func (u *Unit) PickModule() *hdl.Module {
 	return &hdl.Module{
@@ -179,3 +188,7 @@ func (u *Unit) UnitModule() *hdl.Module {
 		EntryII: u.SendII,
 	}
 }
+
+// PickIdxW is the width of the staged pick's search index: log2 of eight bitmaps of the path
+// slots.
+func (u *Unit) PickIdxW() int { return u.AW + 3 }

@@ -70,6 +70,18 @@ func SendIIFor(datapathBits, ports int) int {
 	return 1
 }
 
+// PickStageMinSlots is the number of path slots from which the spraying pick is staged
+// (PickStage): a one-cycle pick over 64 slots measured 10 LUT6 levels from the request into the
+// tables' read address, over 8 slots within the 8-level budget.
+const PickStageMinSlots = 32
+
+// PickStageFor says whether the pick is staged at a number of path slots and a send II: only at
+// send II 2, where the P cycle fits between two sends on one connection (at send II 1 the next
+// pick needs the previous send's path in the same cycle).
+func PickStageFor(pathSlots, sendII int) bool {
+	return sendII == 2 && pathSlots >= PickStageMinSlots
+}
+
 // ScanStarve is the number of consecutive advancing cycles the timer scan may lose the
 // arbitration before it takes the slot: urgent, it blocks the ACK port and enters as soon as X is
 // empty (one cycle later at most), so it gets a slot in at most ScanStarve+2 and every entry is
@@ -114,6 +126,14 @@ type Unit struct {
 	// the spraying pick reads the classes F has just written; else 1, where both picks (F's send
 	// taken or refused) run in A and F's gate chooses (docs/window.md, "II").
 	SendII int
+
+	// PickStage: the spraying pick takes two cycles, where its search over the path slots does
+	// not fit one (PickStageFor). In P, the cycle before a send is accepted, the requested
+	// connection's classes become six registered bitmaps (each class, and each class at or after
+	// the round-robin pointer), with F's taken send on the connection forwarded; in A one
+	// find-first-set over them gives the path. A send request then needs its connection on
+	// s_send_conn one cycle before it can be accepted (docs/window.md, "II").
+	PickStage bool
 
 	// Explicit: no free-running timer scan; each entry is checked (golden Expire) only when the
 	// s_exp port asks, and every such check answers on m_tmr, EventNone included. The send
@@ -216,6 +236,7 @@ func New(c config.Config) (*Unit, error) {
 	u.PadPaths = p.Paths < u.PathSlots
 	u.Reset = hdl.ResetFor(c.ResetStyle)
 	u.SendII = SendIIFor(c.DatapathWidth, c.Ports)
+	u.PickStage = PickStageFor(u.PathSlots, u.SendII)
 	u.Groups = []Group{
 		newGroup("fast", false, "A", "F", []Field{
 			{Name: "state", Width: StateW, Doc: "0 active, 1 suspect, 2 failed"},
@@ -283,14 +304,22 @@ func (u *Unit) Sources() ([]gen.Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := []gen.Source{fs}
-	for _, b := range []struct {
+	type tmpl struct {
 		mod  *hdl.Module
 		tmpl string
-	}{
-		{u.PickModule(), "pick.v.tmpl"},
-		{u.UnitModule(), "unit.v.tmpl"},
-	} {
+	}
+	out := []gen.Source{fs}
+	mods := []tmpl{{u.PickModule(), "pick.v.tmpl"}, {u.UnitModule(), "unit.v.tmpl"}}
+	if u.PickStage {
+		// The staged pick's one search over the six bitmaps replaces window_pick.
+		ps, err := u.pickSearch()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ps)
+		mods = mods[1:]
+	}
+	for _, b := range mods {
 		text, err := templates.ReadFile(b.tmpl)
 		if err != nil {
 			return nil, fmt.Errorf("window: template %s: %w", b.tmpl, err)
