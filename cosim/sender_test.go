@@ -181,6 +181,37 @@ func TestSenderCatchesTemplateFaults(t *testing.T) {
 	})
 }
 
+// TestSenderSixtyFourPaths runs the engine at 64 paths per connection (nic-w512-64paths), where
+// the window's spraying pick is staged and the timer scan's skip takes a state of its own
+// (S_SPK): every scenario that scans, and faults on the skip.
+func TestSenderSixtyFourPaths(t *testing.T) {
+	c := loadMatrixConfig(t, "matrix/nic-w512-64paths.yaml")
+	for _, sc := range []string{"clean", "failure"} {
+		t.Run(sc, func(t *testing.T) {
+			n := 10_000
+			if sc == "failure" {
+				n = 20_000
+			}
+			res := runSenderTest(t, c, sc, 5, n, nil, "")
+			requireClean(t, res)
+			require.Equal(t, n, res.Compared)
+			for _, k := range senderCoverage[sc] {
+				require.Positive(t, res.Counts[k], "scenario %s must exercise %s", sc, k)
+			}
+		})
+	}
+	faults := []templateFault{
+		{Name: "the scan's skip ends the connection's scan", Module: "tx_engine", Scenario: "failure",
+			From: "// S_SP0's skip, over its candidates registered (sc_can_q).\n        sc_p_n = sc_next_any ? {1'b0, sc_next} : PATHS;",
+			To:   "// S_SP0's skip, over its candidates registered (sc_can_q).\n        sc_p_n = PATHS;"},
+		{Name: "the scan's skip passes over its first candidate", Module: "tx_engine", Scenario: "failure",
+			From: "sc_can_q <= sc_can;", To: "sc_can_q <= sc_can & (sc_can - {{PATH_SLOTS-1{1'b0}}, 1'b1});"},
+	}
+	requireFaultsCaught(t, faults, func(t *testing.T, f templateFault, mutate func([]gen.Source) error, vcd string) *Result {
+		return runSenderTest(t, c, f.Scenario, 5, 20_000, mutate, vcd)
+	})
+}
+
 func TestSenderUnknownScenario(t *testing.T) {
 	_, err := RunSender(context.Background(), Options{Config: config.Default(), Scenario: "nope", Packets: 1})
 	require.ErrorContains(t, err, "unknown sender scenario")

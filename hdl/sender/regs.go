@@ -5,6 +5,7 @@ import (
 
 	"github.com/mrgen/mrgen/golden/wire"
 	"github.com/mrgen/mrgen/hdl/deparser"
+	"github.com/mrgen/mrgen/hdl/window"
 )
 
 // Reg is one scalar register of the engine: declared with a _n twin, copied every clock, and
@@ -26,14 +27,24 @@ func (r Reg) Decl() string {
 
 // States are the state machine's states, in encoding order (docs/sender.md).
 func (u *Unit) States() []string {
-	return []string{"S_CLEAR", "S_IDLE", "S_RSP", "S_RDW", "S_POST", "S_POST_N", "S_POST_W", "S_BELL", "S_ADDW",
+	s := []string{"S_CLEAR", "S_IDLE", "S_RSP", "S_RDW", "S_POST", "S_POST_N", "S_POST_W", "S_BELL", "S_ADDW",
 		"S_LEFT", "S_LEFT2", "S_WOKE", "S_N0", "S_N1", "S_N2", "S_N3", "S_PR0", "S_PR1", "S_PR2", "S_PR3",
 		"S_PR4", "S_WAKE", "S_PR_SD", "S_PR5", "S_SN0", "S_NN0", "S_NNC", "S_NN1", "S_SN_REC", "S_SN_REC2",
 		"S_SN_SENT", "S_SN_MSG", "S_DESC", "S_PG0", "S_PG1", "S_PG2", "S_DIV", "S_PACE", "S_PACE1", "S_PACE2", "S_PACE3", "S_PACE4", "S_PACE5", "S_A0", "S_A1", "S_A2", "S_AW0", "S_AW1",
 		"S_AS0", "S_AS1", "S_AS2", "S_LB0", "S_LB1", "S_LB2", "S_AU0", "S_AU1", "S_AFIN", "S_K0", "S_K1", "S_K2", "S_K3", "S_K4",
 		"S_NK1", "S_NK2", "S_RETRY0", "S_RETRY", "S_RETRY2", "S_ARM", "S_REARM", "S_SCAN", "S_SCC", "S_SP0", "S_SP1",
 		"S_OW0", "S_OW1", "S_TP1", "S_TP2", "S_TP3", "S_TP4", "S_TP5", "S_TP6", "S_EX0", "S_EX1", "S_RT1", "S_CP0", "S_CP1", "S_MV0", "S_MV1", "S_PI0", "S_SPN"}
+	if u.ScanStage() {
+		s = append(s, "S_SPK")
+	}
+	return s
 }
+
+// ScanStage says whether the timer scan's skip to the next path it can act on takes a cycle of
+// its own (S_SPK, over the candidates registered in S_SP0): where a connection has at least
+// window.PickStageMinSlots path slots, whose search does not fit S_SP0's cycle with the
+// candidates' selection before it.
+func (u *Unit) ScanStage() bool { return u.SlotsP() >= window.PickStageMinSlots }
 
 // NWaitW is the width of a stream's count of posted messages not started (tail - start, at
 // most the work ring's depth), NStartW of its started ones not completed (start - head, at most
