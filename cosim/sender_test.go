@@ -165,6 +165,8 @@ func TestSenderCatchesTemplateFaults(t *testing.T) {
 		{"a packet's remote address without the carry into the high half", "wrap",
 			"d_va_n = d_write ? {dv_c ? eq_va_hi1 : ent_q[E_VA + 32 +: 32], dv_lo} : 64'd0;",
 			"d_va_n = d_write ? {ent_q[E_VA + 32 +: 32], dv_lo} : 64'd0;", "", false},
+		{"a failed path's moved packets left in flight", "failure",
+			"st[I_S_FLI]: begin\n        cs_we = 1'b1;", "st[I_S_FLI]: begin\n        cs_we = 1'b0;", "", false},
 		{"a Ref's generation compared with the previous record", "clean",
 			"rd_at_gen <= (rec_ram[R_GEN +: 16] == c_gen);", "rd_at_gen <= (rec_rd[R_GEN +: 16] == c_gen);", "", false},
 	}

@@ -33,7 +33,7 @@ func (u *Unit) States() []string {
 		"S_SN_SENT", "S_SN_MSG", "S_DESC", "S_PG0", "S_PG1", "S_PG2", "S_DIV", "S_PACE", "S_PACE1", "S_PACE2", "S_PACE3", "S_PACE4", "S_PACE5", "S_A0", "S_A1", "S_A2", "S_AW0", "S_AW1",
 		"S_AS0", "S_AS1", "S_AS2", "S_LB0", "S_LB1", "S_LB2", "S_AU0", "S_AU1", "S_AFIN", "S_K0", "S_K1", "S_K2", "S_K3", "S_K4",
 		"S_NK1", "S_NK2", "S_RETRY0", "S_RETRY", "S_RETRY2", "S_ARM", "S_REARM", "S_SCAN", "S_SCC", "S_SP0", "S_SP1",
-		"S_OW0", "S_OW1", "S_TP1", "S_TP2", "S_TP3", "S_TP4", "S_TP5", "S_TP6", "S_EX0", "S_EX1", "S_RT1", "S_CP0", "S_CP1", "S_MV0", "S_MV1", "S_PI0", "S_SPN"}
+		"S_OW0", "S_OW1", "S_TP1", "S_TP2", "S_TP3", "S_TP4", "S_TP5", "S_TP6", "S_EX0", "S_EX1", "S_RT1", "S_CP0", "S_CP1", "S_MV0", "S_MV1", "S_PI0", "S_SPN", "S_FLI"}
 	if u.ScanStage() {
 		s = append(s, "S_SPK")
 	}
