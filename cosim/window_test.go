@@ -223,8 +223,8 @@ func TestWindowCosimCatchesFaults(t *testing.T) {
 			"wire pick_fwd = f_is_send && (f_conn == s_send_conn);", "wire pick_fwd = 1'b0;",
 			"send", "", "back-to-back", true},
 		{"a send's class one packet fuller ignored",
-			"assign pick_cls_taken[2*slot_i +: 2] = f_path_hot[slot_i] ? pick_cls_inc",
-			"assign pick_cls_taken[2*slot_i +: 2] = 1'b0 ? pick_cls_inc", "send", "", "back-to-back", false},
+			"assign pick_cls_taken[2*slot_i +: 2] = f_path_hot[slot_i] ? cls_inc_conn_q",
+			"assign pick_cls_taken[2*slot_i +: 2] = 1'b0 ? cls_inc_conn_q", "send", "", "back-to-back", false},
 		{"a send's gate ignores the send before it on its connection (the registers' edge)",
 			"gs_same_q <= send_fire && pick_fwd;", "gs_same_q <= 1'b0;", "send", "", "rate-cap", false},
 		{"the gate after a send ignores whether it was taken",
@@ -281,8 +281,9 @@ func TestWindowCosimCatchesFaults(t *testing.T) {
 	}
 	twoPorts := "matrix/nic-w256-2ports.yaml"
 	paths64 := "matrix/w256-64paths.yaml"
-	c64 := loadMatrixConfig(t, paths64)
-	require.True(t, hdlwindow.PickStageFor(64, hdlwindow.SendIIFor(c64.DatapathWidth, c64.Ports)))
+	u64, err := hdlwindow.New(loadMatrixConfig(t, paths64))
+	require.NoError(t, err)
+	require.True(t, u64.PickStage, "%s must generate the staged pick", paths64)
 	c2 := loadMatrixConfig(t, twoPorts)
 	require.Equal(t, 1, hdlwindow.SendIIFor(c2.DatapathWidth, c2.Ports))
 	require.Equal(t, 2, hdlwindow.SendIIFor(config.Default().DatapathWidth, config.Default().Ports))
