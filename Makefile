@@ -71,7 +71,10 @@ synth: deps build
 # UltraScale+ LUT depth and resources, iCE40 HX8K) at the default configuration and three matrix
 # configurations, checked against qor/budgets.json; writes docs/qor.md and docs/qor-fo4.svg
 # (docs/qor-flow.md explains the flow). The default configuration also searches configs/matrix/
-# for the largest configuration of each unit that fits the HX8K.
+# for the largest configuration of each unit that fits the HX8K. QOR_FLAGS narrows the run (e.g.
+# QOR_FLAGS='--target asic,xcup --depth-only': about 10 minutes a configuration instead of about
+# an hour); the page says per configuration what was measured.
+QOR_FLAGS ?=
 QOR_CONFIGS ?= configs/default.yaml configs/matrix/w128-small.yaml configs/matrix/nic-w256-2ports.yaml configs/matrix/w64-4paths-asic.yaml
 qor: deps build
 	@mkdir -p out/qor
@@ -79,7 +82,7 @@ qor: deps build
 	for c in $(QOR_CONFIGS); do \
 	  n=$$(basename $$c .yaml); fit=""; [ "$$c" = "configs/default.yaml" ] || fit="--fit-configs="; \
 	  echo "qor: $$c"; \
-	  $(MRGEN) --config $$c qor --json --out out/qor/$$n --budgets qor/budgets.json $$fit > out/qor/$$n.json || status=1; \
+	  $(MRGEN) --config $$c qor $(QOR_FLAGS) --json --out out/qor/$$n --budgets qor/budgets.json $$fit > out/qor/$$n.json || status=1; \
 	  reports="$$reports,out/qor/$$n.json"; \
 	done; \
 	$(MRGEN) qor-doc --reports $${reports#,} --out docs/qor.md --svg docs/qor-fo4.svg || status=1; \

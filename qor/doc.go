@@ -3,6 +3,7 @@ package qor
 import (
 	"fmt"
 	"html"
+	"slices"
 	"strings"
 )
 
@@ -22,7 +23,7 @@ func Doc(reps []*Report, commands []string, svgName string) (md, svg string) {
 	}
 	for _, r := range reps {
 		fmt.Fprintf(&b, "## Configuration %s\n\n", r.Config)
-		fmt.Fprintf(&b, "sha256 %s; ASIC clock %s; measured in %.0f s.\n\n", r.ConfigHash, clockOf(r), r.Seconds)
+		fmt.Fprintf(&b, "sha256 %s; ASIC clock %s; measured in %.0f s. %s\n\n", r.ConfigHash, clockOf(r), r.Seconds, measuredTargets(r))
 		b.WriteString("A unit composed of others is its own logic with theirs put back in, nothing optimized across\n" +
 			"them: an upper bound on its LUTs, its critical path the worst of theirs and its own\n" +
 			"(qor-flow.md, \"Composed units\").\n\n")
@@ -127,4 +128,42 @@ func chart(r *Report) string {
 	fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">budget %d FO4</text>`+"\n", bx, top+rowH*len(rows)+16, BudgetFO4)
 	b.WriteString("</svg>\n")
 	return b.String()
+}
+
+// measuredTargets says which of the page's columns the report measured, so that a "-" reads as
+// "not measured in this run", not as "nothing to report".
+func measuredTargets(r *Report) string {
+	var on, off []string
+	for _, t := range AllTargets() {
+		name := targetTitle(t)
+		switch {
+		case !slices.Contains(r.Targets, t):
+			if t != ECP5 { // the page has no ECP5 column: it is named only when measured
+				off = append(off, name)
+			}
+		case t == XCUP && r.DepthOnly:
+			on = append(on, name+" (LUT depth only: no resources)")
+		default:
+			on = append(on, name)
+		}
+	}
+	s := "Measured: " + strings.Join(on, ", ") + "."
+	if len(off) > 0 {
+		s += " Not measured in this run: " + strings.Join(off, ", ") + "."
+	}
+	return s
+}
+
+func targetTitle(t Target) string {
+	switch t {
+	case ASIC:
+		return "ASIC (osu018, OpenSTA)"
+	case XCUP:
+		return "UltraScale+"
+	case ICE40:
+		return "iCE40 HX8K"
+	case ECP5:
+		return "ECP5"
+	}
+	return string(t)
 }

@@ -90,6 +90,7 @@ type Report struct {
 	ConfigHash      string       `json:"config_hash"`
 	Command         string       `json:"command,omitempty"` // the mrgen command that measured it
 	Targets         []Target     `json:"targets"`
+	DepthOnly       bool         `json:"depth_only,omitempty"` // xcup measured LUT depth only, no resources
 	BudgetFO4       int          `json:"budget_fo4"`
 	BudgetLUTLevels int          `json:"budget_lut_levels"`
 	BudgetICE40MHz  int          `json:"budget_ice40_mhz"`
@@ -129,7 +130,7 @@ func Run(ctx context.Context, opt Options, blocks []BlockDesign) (*Report, error
 		return nil, errors.New("qor: no blocks to measure")
 	}
 	c := blocks[0].Config
-	rep := &Report{Config: c.Name, ConfigHash: c.Hash(), Targets: opt.Targets, BudgetFO4: BudgetFO4,
+	rep := &Report{Config: c.Name, ConfigHash: c.Hash(), Targets: opt.Targets, DepthOnly: opt.DepthOnly, BudgetFO4: BudgetFO4,
 		BudgetLUTLevels: BudgetLUTLevels, BudgetICE40MHz: BudgetICE40MHz, FO4NS: FO4NS}
 	type job struct {
 		idx        int
