@@ -45,6 +45,9 @@ type senderKnobs struct {
 var senderScenarios = map[string]senderKnobs{
 	// No loss, no reordering: every packet ACKed on its policy, every message completes.
 	"clean": {Post: 1, Next: 3, Left: 3, DtMax: 400, AckAll: 0.3, PendingMax: 8},
+	// Every packet ACKed (the receiver's policy and AckAll), no loss: one ACK per packet, the
+	// ACK rate the engine must keep up with (cycles_per_ack_x100; docs/sender.md).
+	"ack-rate": {Post: 1, Next: 3, Left: 3, DtMax: 400, AckAll: 1, PendingMax: 8},
 	// Random loss of data and ACKs: SACK and time losses, retransmissions first.
 	"loss": {Post: 1, Next: 3, Left: 3, DtMax: 400, Loss: 0.05, AckLoss: 0.05, AckAll: 0.5, PendingMax: 8},
 	// Reordering within paths (jitter beyond the packet spacing): losses by SACK that are not.

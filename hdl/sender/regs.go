@@ -72,7 +72,7 @@ func (u *Unit) Regs() []Reg {
 		data("pr_wake_le", 1), data("pr_leave", 1), data("pr_gate", 1), data("pr_full", 1), data("nn_start", 1),
 		data("k_ok", 1), data("k_ack", 1), data("k_nak", 1), data("k_code", 8), data("k_rnr", 16), data("k_cum", pw), data("k_sack", u.W), data("k_ecn", 16),
 		data("k_ts", 32), data("k_hint", 16), data("k_dly", 26), data("psn_q", pw),
-		data("l_base", pw), data("l_nxt", pw),
+		data("l_base", pw), data("l_nxt", pw), data("l_empty", 1), data("l_bm1", pw),
 		data("w_p", pw), data("w_i", u.IW), data("w_rem", u.W), data("w_hit", 1), data("w_sack", 1), data("cum_adv", 32), data("sk_cnt", 32),
 		data("rec_q", u.RecW), data("ent_q", u.EntW), data("mv_q", u.SW+32+u.WSW+u.IXW),
 		data("ring_a", u.CW+u.SW+u.WSW), data("pn", u.NW), data("prem", 34),

@@ -69,6 +69,11 @@ const RspAckPort = 15
 // PortW is the width of the egress port (nic_tx's PortBits).
 const PortW = 3
 
+// AckRateCycles is the most cycles an ACK may take on average, from its offer to its answer,
+// when every packet is ACKed with a few in flight per path (cosim's "ack-rate" scenario): the
+// ACK rate of 100 Gb/s of 1 KiB-payload packets at 250 MHz, about one every 22 cycles.
+const AckRateCycles = 22
+
 // Field is one field of a packed entry.
 type Field struct {
 	Name  string
@@ -352,7 +357,8 @@ func (u *Unit) Module() *hdl.Module {
 			"work-request rings, packet records, the retransmit FIFO, per-connection moved FIFOs, the work "+
 			"list and stream round robin, pacing, the first-RTT gate and ACK processing, around "+
 			"tx_window_unit (windows, spraying) and sack_tx (una/nxt, loss report). One command at a "+
-			"time, answered on m_rsp.", u.C, u.Paths, u.S),
+			"time, answered on m_rsp; an ACK of one packet takes 19 cycles from offer to answer, at most "+
+			"%d on average with one ACK per packet (docs/sender.md).", u.C, u.Paths, u.S, AckRateCycles),
 		Clock: "clk", Reset: u.Reset.Port,
 		Ports: ports,
 		Tables: []hdl.Table{

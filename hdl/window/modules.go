@@ -151,6 +151,12 @@ func (u *Unit) UnitModule() *hdl.Module {
 			in("s_exp_conn", u.CW, "connection id"),
 			in("s_exp_path", u.AW, "path id within the connection"),
 			out("armed", u.Depth, "bit {conn, path}: that entry's timer is armed (golden Armed)"),
+			out("m_early_valid", 1, "an ACK-port operation's early result, 5 cycles ahead of m_ack"),
+			out("m_early_acked", goldenwindow.InflightBits, "with m_early_valid: as m_ack_acked"),
+			out("m_early_reactivated", 1, "with m_early_valid: as m_ack_reactivated"),
+			out("m_rtt_sample_valid", 1, "the cycle after m_early_valid (pipeline advancing): as m_ack_sample_valid"),
+			out("m_rtt_srtt", TimeW, "then: as m_ack_srtt"),
+			out("m_rtt_rttvar", TimeW, "then: as m_ack_rttvar"),
 		)
 		doc = " Explicit expiry: no free-running scan; an entry's timer is checked only when s_exp asks."
 	}
