@@ -26,6 +26,16 @@ type templateFault struct {
 	// and run length, for a fault in logic generated only elsewhere or one that shows rarely.
 	Config  string
 	Packets int
+	// Seed, when set, replaces the runner's seed (a fault that shows in one stimulus early).
+	Seed uint64
+}
+
+// SeedOr is the fault's seed: Seed, or the runner's default seed.
+func (f templateFault) SeedOr(seed uint64) uint64 {
+	if f.Seed != 0 {
+		return f.Seed
+	}
+	return seed
 }
 
 // RunLength is the fault's run length: Packets, or the runner's default n.
