@@ -20,6 +20,7 @@ import (
 	"github.com/mrgen/mrgen/cosim"
 	"github.com/mrgen/mrgen/docs"
 	"github.com/mrgen/mrgen/gen"
+	"github.com/mrgen/mrgen/hdl"
 	"github.com/mrgen/mrgen/internal/blocks"
 	"github.com/mrgen/mrgen/internal/version"
 	"github.com/mrgen/mrgen/lint"
@@ -49,29 +50,39 @@ var ErrExists = errors.New("handoff: the output folder exists and is not empty (
 // it) and scenario it comes from. Its module is the block's top.
 type Recording struct {
 	Block, Scenario string
-	Ordered         bool // the inputs keep their order across streams (NewRecorder)
+	Replay          Replay // how the testbench replays it
 }
 
-// Recordings are the runs the bundle's vectors come from: every scenario of the SACK unit, the
-// header parser, the header builder and the placement engine that resets only at its start
-// (random, reset and the wrap scenarios reset in the middle of traffic, which a replay at other
-// timing cannot reproduce). Placement keeps its inputs in order across its descriptor and control
-// streams (both act on its tables).
+// Recordings are the runs the bundle's vectors come from, one per scenario of every block:
+//   - the SACK unit, the header parser, the header builder and the placement engine, replayed
+//     per stream with random timing: every scenario that resets only at its start (random,
+//     reset and the wrap scenarios reset in the middle of traffic, which a replay at other
+//     timing cannot reproduce). Placement keeps its inputs in order across its descriptor and
+//     control streams (both act on its tables).
+//   - the ACK scheduler, the window unit, the send engine, the transmit path and the whole NIC,
+//     replayed cycle by cycle (Timed): every scenario, a reset in the middle included, but the
+//     sender's overflow, which runs a configuration of its own.
 func Recordings() []Recording {
 	var out []Recording
-	add := func(block string, ordered bool, scenarios ...string) {
+	add := func(block string, mode Replay, scenarios ...string) {
 		for _, sc := range scenarios {
-			out = append(out, Recording{Block: block, Scenario: sc, Ordered: ordered})
+			out = append(out, Recording{Block: block, Scenario: sc, Replay: mode})
 		}
 	}
-	add("sack", false, "in-order", "single-loss", "burst-loss", "reorder", "duplicates",
+	add("sack", PerStream, "in-order", "single-loss", "burst-loss", "reorder", "duplicates",
 		"window-edge", "wraparound", "back-to-back", "line-rate", "all-paths", "ack-loss", "backpressure", "peek",
 		"path-init")
-	add("parser", false, "random", "valid", "malformed", "line-rate", "backpressure")
-	add("deparser", false, "random", "backpressure", "line-rate",
+	add("parser", PerStream, "random", "valid", "malformed", "line-rate", "backpressure")
+	add("deparser", PerStream, "random", "backpressure", "line-rate",
 		"line-rate-small", "length-error")
-	add("placement", true, "in-order", "reorder", "duplicates",
+	add("placement", Ordered, "in-order", "reorder", "duplicates",
 		"violations", "missing-receives", "back-to-back", "long-messages", "backpressure", "cpl-backpressure")
+	add("acker", Timed, cosim.AckerScenarios()...)
+	add("window", Timed, cosim.WindowScenarios()...)
+	// (The sender's overflow scenario runs a configuration of its own, with tiny FIFOs.)
+	add("sender", Timed, slices.DeleteFunc(cosim.SenderScenarios(), func(s string) bool { return s == "overflow" })...)
+	add("nictx", Timed, cosim.NicTxScenarios()...)
+	add("nic", Timed, cosim.LoopScenarios()...)
 	return out
 }
 
@@ -139,8 +150,10 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 	for _, r := range recs {
 		distinct[rtl.top[r.Block]] = true
 	}
-	// Steps: each recording, each module's gate-level netlist, each module's lint and nic_top's.
-	done, total := 0, len(recs)+2*len(distinct)+1
+	// Steps: each recording, each module's gate-level netlist, each module's lint and nic_top's
+	// (once, when nic_top has vectors of its own).
+	distinct["nic_top"] = true
+	done, total := 0, len(recs)+2*len(distinct)-1
 	step := func() {
 		done++
 		if opt.Progress != nil {
@@ -152,7 +165,8 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 	}
 	maxN := map[string]int{}
 	ifaces := map[string]*Interface{}
-	ordered := map[string]bool{}
+	modes := map[string]Replay{}
+	maxIn := map[string]int{}
 	blockOf := map[string]string{}
 	for _, r := range recs {
 		module := rtl.top[r.Block]
@@ -166,12 +180,16 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 		res, err := b.Cosim(ctx, cosim.Options{Config: opt.Config, Scenario: r.Scenario, Seed: opt.Seed,
 			Packets: opt.Packets, Stamp: stamp(r.Block), CacheDir: opt.CacheDir, Log: nil,
 			Probe: func(lib *verilator.Library) (cosim.Probe, error) {
+				if err := sameInterface(lib.Module(), rtl.module(module)); err != nil {
+					return nil, fmt.Errorf("scenario %s runs another configuration of the block than the "+
+						"bundle's, so its vectors would not fit the bundle's RTL: %w", r.Scenario, err)
+				}
 				var err error
-				rec, err = NewRecorder(lib.Module(), lib.Layout(), r.Ordered)
+				rec, err = NewRecorder(lib.Module(), lib.Layout(), r.Replay)
 				if err != nil {
 					return nil, err
 				}
-				ifaces[module], ordered[module] = rec.it, r.Ordered
+				ifaces[module], modes[module] = rec.it, r.Replay
 				return rec, nil
 			}})
 		if err != nil {
@@ -189,6 +207,7 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 		for _, s := range rec.streams {
 			maxN[module] = max(maxN[module], len(s.tx))
 		}
+		maxIn[module] = max(maxIn[module], rec.InputLines())
 		sum.Transactions[module] += rec.Transactions()
 		step()
 	}
@@ -200,7 +219,11 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 	for _, m := range modules {
 		banner := fmt.Sprintf("// tb_%s.v -- generated by mrgen %s (%s) -- do not edit\n// Replays the recordings "+
 			"under vectors/%s/ (verify.sh runs it under Icarus and Verilator).\n", m, opt.Version, commit, m)
-		files["tb/tb_"+m+".v"] = []byte(Testbench(ifaces[m], maxN[m], ordered[m], banner))
+		tb := Testbench(ifaces[m], maxN[m], modes[m] == Ordered, banner)
+		if modes[m] == Timed {
+			tb = TimedTestbench(ifaces[m], maxIn[m], maxN[m], banner)
+		}
+		files["tb/tb_"+m+".v"] = []byte(tb)
 		list, err := moduleFiles(rtl, m)
 		if err != nil {
 			return nil, err
@@ -376,6 +399,33 @@ type rtlSet struct {
 	designs []*gen.Design
 	path    map[string]string
 	top     map[string]string
+}
+
+// module is the bundle's description of a module (nil when no design renders it).
+func (rtl *rtlSet) module(name string) *hdl.Module {
+	for _, d := range rtl.designs {
+		if m, ok := d.Descriptions[name]; ok {
+			return m
+		}
+	}
+	return nil
+}
+
+// sameInterface says how a recorded model's ports differ from the bundle's module (nil: they do not).
+func sameInterface(got, want *hdl.Module) error {
+	if want == nil {
+		return fmt.Errorf("the bundle has no module %s", got.Name)
+	}
+	if len(got.Ports) != len(want.Ports) {
+		return fmt.Errorf("%s: %d ports, the bundle's has %d", got.Name, len(got.Ports), len(want.Ports))
+	}
+	for i, p := range got.Ports {
+		q := want.Ports[i]
+		if p.Name != q.Name || p.Dir != q.Dir || p.Width != q.Width {
+			return fmt.Errorf("%s: port %s[%d], the bundle's is %s[%d]", got.Name, p.Name, p.Width, q.Name, q.Width)
+		}
+	}
+	return nil
 }
 
 // moduleFiles lists the files a module needs (itself and every module below it), memory models

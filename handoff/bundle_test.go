@@ -72,56 +72,72 @@ func verify(t *testing.T, dir string, env []string) (string, error) {
 	return string(out), err
 }
 
-func TestHandoffBundleVerifiesWithoutGo(t *testing.T) {
+// TestHandoffBundle builds the nic-tiny bundle and checks it as a team receiving it would, then
+// that verify.sh catches a changed file and a changed design, and that a second build is the
+// same byte for byte. (One test: a build takes minutes.)
+func TestHandoffBundle(t *testing.T) {
 	tooltest.Require(t, "verilator", "g++", "make", "iverilog", "vvp", "sha256sum", "yosys", "sta")
 	tmp := t.TempDir()
 	out := filepath.Join(tmp, "bundle")
 	sum := buildBundle(t, out, false)
-	for _, m := range []string{"sack_unit", "rx_parser", "tx_deparser", "placement_engine"} {
+	for _, m := range []string{"sack_unit", "rx_parser", "tx_deparser", "placement_engine", "rx_acker",
+		"window_unit", "tx_engine", "nic_tx", "nic_top"} {
 		require.GreaterOrEqual(t, sum.Transactions[m], 10_000, "%s: the issue asks 10^4 transactions per block", m)
 	}
 
-	// The same configuration and commit give the same bundle, byte for byte.
-	again := filepath.Join(tmp, "again")
-	buildBundle(t, again, false)
-	a, err := os.ReadFile(filepath.Join(out, "SHA256SUMS"))
-	require.NoError(t, err)
-	b, err := os.ReadFile(filepath.Join(again, "SHA256SUMS"))
-	require.NoError(t, err)
-	require.Equal(t, string(a), string(b))
+	t.Run("refuses and leaves nothing", func(t *testing.T) {
+		// A non-empty folder is refused without --force; a failed build leaves nothing behind.
+		c, err := config.Load("../configs/synth/nic-tiny.yaml")
+		require.NoError(t, err)
+		_, err = handoff.Build(context.Background(), handoff.Options{Config: c, Version: "test", Out: out, Packets: 10})
+		require.ErrorIs(t, err, handoff.ErrExists)
+		file := filepath.Join(tmp, "a-file")
+		require.NoError(t, os.WriteFile(file, []byte("keep"), 0o644))
+		_, err = handoff.Build(context.Background(), handoff.Options{Config: c, Version: "test", Out: file, Force: true, Packets: 10})
+		require.ErrorContains(t, err, "is not a folder")
+		kept, err := os.ReadFile(file)
+		require.NoError(t, err)
+		require.Equal(t, "keep", string(kept))
+		require.NoError(t, os.Remove(file))
+		entries, err := os.ReadDir(tmp)
+		require.NoError(t, err)
+		require.Len(t, entries, 1, "a refused or failed build leaves nothing behind")
+	})
 
-	// A non-empty folder is refused without --force and replaced with it.
-	c, err := config.Load("../configs/synth/nic-tiny.yaml")
-	require.NoError(t, err)
-	_, err = handoff.Build(context.Background(), handoff.Options{Config: c, Version: "test", Out: out, Packets: 10})
-	require.ErrorIs(t, err, handoff.ErrExists)
-	file := filepath.Join(tmp, "a-file")
-	require.NoError(t, os.WriteFile(file, []byte("keep"), 0o644))
-	_, err = handoff.Build(context.Background(), handoff.Options{Config: c, Version: "test", Out: file, Force: true, Packets: 10})
-	require.ErrorContains(t, err, "is not a folder")
-	kept, err := os.ReadFile(file)
-	require.NoError(t, err)
-	require.Equal(t, "keep", string(kept))
-	require.NoError(t, os.Remove(file))
-	entries, err := os.ReadDir(tmp)
-	require.NoError(t, err)
-	require.Len(t, entries, 2, "a refused or failed build leaves nothing behind")
+	t.Run("verifies without Go", func(t *testing.T) {
+		fresh := filepath.Join(tmp, "fresh")
+		copyTree(t, out, fresh)
+		log, err := verify(t, fresh, noGoEnv(t))
+		require.NoError(t, err, log)
+		require.Contains(t, log, "hashes: ok")
+		// Icarus, Verilator and the gate level replay every recording.
+		require.Contains(t, log, fmt.Sprintf("== verify: %d replays, 0 failed", 3*len(handoff.Recordings())), log)
+		require.Contains(t, log, "pass  gate  vectors/rx_parser/malformed")
+		require.Contains(t, log, "pass  gate  vectors/nic_top/chaos")
+		require.Contains(t, log, "pass  verilator  vectors/tx_engine/failure")
+	})
 
-	fresh := filepath.Join(tmp, "fresh")
-	copyTree(t, out, fresh)
-	log, err := verify(t, fresh, noGoEnv(t))
-	require.NoError(t, err, log)
-	require.Contains(t, log, "hashes: ok")
-	// Icarus, Verilator and the gate level replay every recording.
-	require.Contains(t, log, fmt.Sprintf("== verify: %d replays, 0 failed", 3*len(handoff.Recordings())), log)
-	require.Contains(t, log, "pass  gate  vectors/rx_parser/malformed")
+	t.Run("catches changes", func(t *testing.T) {
+		changed := filepath.Join(tmp, "changed")
+		copyTree(t, out, changed)
+		mutateAndCheck(t, changed)
+	})
+
+	t.Run("same bundle twice", func(t *testing.T) {
+		again := filepath.Join(tmp, "again")
+		buildBundle(t, again, false)
+		a, err := os.ReadFile(filepath.Join(out, "SHA256SUMS"))
+		require.NoError(t, err)
+		b, err := os.ReadFile(filepath.Join(again, "SHA256SUMS"))
+		require.NoError(t, err)
+		require.Equal(t, string(a), string(b))
+	})
 }
 
-func TestHandoffVerifyCatchesChanges(t *testing.T) {
-	tooltest.Require(t, "verilator", "g++", "make", "iverilog", "vvp", "sha256sum", "yosys", "sta")
-	tmp := t.TempDir()
-	out := filepath.Join(tmp, "bundle")
-	buildBundle(t, out, true)
+// mutateAndCheck changes one byte of an RTL file (the hash check fails and names it), then
+// mutates the RTL of a per-stream block and of a Timed one, rehashed: their testbenches fail.
+func mutateAndCheck(t *testing.T, out string) {
+	t.Helper()
 	rtl := filepath.Join(out, "rtl", "sack_rx.v")
 	orig, err := os.ReadFile(rtl)
 	require.NoError(t, err)
@@ -137,25 +153,47 @@ func TestHandoffVerifyCatchesChanges(t *testing.T) {
 	// A mutated RTL line (two output bits swapped), rehashed: the testbench fails.
 	const from = "m_rx_ack_due, m_rx_gap_valid} = rot_side;"
 	require.Contains(t, string(orig), from)
-	mutated := strings.Replace(string(orig), from, "m_rx_gap_valid, m_rx_ack_due} = rot_side;", 1)
-	require.NoError(t, os.WriteFile(rtl, []byte(mutated), 0o644))
+	mutate(t, out, "rtl/sack_rx.v", string(orig), from, "m_rx_gap_valid, m_rx_ack_due} = rot_side;")
+	// A Timed block: the ACK scheduler's wake-up time one nanosecond late.
+	acker, err := os.ReadFile(filepath.Join(out, "rtl", "rx_acker.v"))
+	require.NoError(t, err)
+	const wake = "assign m_wake_at = "
+	require.Contains(t, string(acker), wake)
+	mutate(t, out, "rtl/rx_acker.v", string(acker), wake, wake+"64'd1 + ")
+	log, err = verify(t, out, noGoEnv(t, "SIMS=icarus", "GLS=0"))
+	require.Error(t, err, log)
+	require.Contains(t, log, "hashes: ok")
+	require.Contains(t, log, "FAIL m_rx #")
+	require.Contains(t, log, "FAIL m_wake #")
+	nSack, nAcker := 0, 0
+	for _, r := range handoff.Recordings() {
+		switch r.Block {
+		case "sack":
+			nSack++
+		case "acker":
+			nAcker++
+		}
+	}
+	require.Contains(t, log, fmt.Sprintf("%d failed", nSack+nAcker), "every SACK and ACK scheduler recording fails, the others pass")
+}
+
+// mutate replaces from with to in the bundle's file rel (whose text is orig) and rehashes it in
+// SHA256SUMS, as a careless edit that kept the hashes would.
+func mutate(t *testing.T, out, rel, orig, from, to string) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(filepath.Join(out, rel), []byte(strings.Replace(orig, from, to, 1)), 0o644))
 	sums, err := os.ReadFile(filepath.Join(out, "SHA256SUMS"))
 	require.NoError(t, err)
-	rehash := exec.Command("sha256sum", "rtl/sack_rx.v")
+	rehash := exec.Command("sha256sum", rel)
 	rehash.Dir = out
 	line, err := rehash.Output()
 	require.NoError(t, err)
 	var lines []string
 	for _, l := range strings.Split(strings.TrimSpace(string(sums)), "\n") {
-		if strings.HasSuffix(l, "  rtl/sack_rx.v") {
+		if strings.HasSuffix(l, "  "+rel) {
 			l = strings.TrimSpace(string(line))
 		}
 		lines = append(lines, l)
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(out, "SHA256SUMS"), []byte(strings.Join(lines, "\n")+"\n"), 0o644))
-	log, err = verify(t, out, noGoEnv(t, "SIMS=icarus", "GLS=0"))
-	require.Error(t, err, log)
-	require.Contains(t, log, "hashes: ok")
-	require.Contains(t, log, "FAIL m_rx #")
-	require.Contains(t, log, "14 failed", "every SACK recording fails, the others pass")
 }

@@ -154,6 +154,19 @@ on its stream: a design with another latency or pipeline depth passes if it give
 transactions. It then idles 64 cycles (any further output fails), compares the status outputs,
 prints ` + "`tb_<module>: N passed, M failed`" + ` and ends with ` + "`$fatal`" + ` on a failure.
 
+**Timed recordings** (` + "`\"timed\": true`" + ` in ` + "`vectors.json`" + `: rx_acker, window_unit, tx_engine,
+nic_top, nic_tx) are of blocks whose outputs depend on when their inputs come: a ` + "`now`" + ` input and
+its timers, or a closed loop in which the golden peer answered the block's own outputs. Their
+testbench drives every input, the reset, the time and the output streams' readies included,
+cycle by cycle as recorded: ` + "`in_<group>.hex`" + ` holds one group of inputs (an input stream's valid
+and payload, the output streams' readies, the rest as ` + "`side`" + `), a line per run of cycles with
+the same values: a 1 bit, the run's length (16 bits), then the group's ports. An output stream's
+line is a 1 bit, the cycle the transaction ended (32 bits), how many consecutive cycles it lasted
+(32 bits: an output with no ready, such as a wake-up time, is one line per run of equal values),
+then the payload; each output is still compared in order per stream. ` + "`+cycles=N`" + ` replays the
+first N cycles only and expects the outputs that ended before them (the gate-level replay of
+nic_top uses it: ` + "`GLS_CYCLES`" + `); the status outputs are then not compared.
+
 Recorded here (` + fmt.Sprintf("%d", opt.Packets) + ` packets per scenario, seed ` + fmt.Sprintf("%d", opt.Seed) + `):
 
 | module | transactions |
@@ -162,8 +175,9 @@ Recorded here (` + fmt.Sprintf("%d", opt.Packets) + ` packets per scenario, seed
 	for _, m := range modules { // sorted by build
 		fmt.Fprintf(&b, "| `%s` | %d |\n", m, tx[m])
 	}
-	b.WriteString("\nScenarios that reset in the middle of traffic are not recorded: operations in flight at a reset\n" +
-		"are lost, and a replay at other timing would lose others.\n")
+	b.WriteString("\nScenarios that reset in the middle of traffic are recorded only as Timed recordings (the reset is\n" +
+		"replayed at its cycle): operations in flight at a reset are lost, and a replay at other timing\n" +
+		"would lose others.\n")
 	return b.String()
 }
 

@@ -25,7 +25,7 @@ const settleCycles = 16
 // flight, which a replay at other timing would not lose the same way.
 type Recorder struct {
 	it      *Interface
-	ordered bool // input transactions keep their order across streams (Ordered)
+	mode    Replay
 	reset   verilator.Field
 	resetHi bool // the reset is active high (rst), else low (rst_n)
 	streams []recStream
@@ -41,6 +41,42 @@ type Recorder struct {
 	lastIn      []uint32
 	draining    bool
 	err         error
+
+	// Timed: every input port but the clock, in groups (InputGroups), and the runs of cycles
+	// each group held.
+	groups []recGroup
+}
+
+// Replay is how a testbench replays a module's recordings.
+type Replay int
+
+const (
+	// PerStream: each stream keeps its own order; the testbench offers inputs and takes outputs
+	// at random, so any latency and any backpressure pass.
+	PerStream Replay = iota
+	// Ordered: as PerStream, and the input transactions also keep their order across streams
+	// (each carries its rank): for a block whose streams act on shared state (placement's
+	// descriptors and control operations).
+	Ordered
+	// Timed: every input, the time, the resets and the output streams' readies included, is
+	// replayed cycle by cycle as recorded; the outputs are compared per stream, in order. For
+	// blocks whose outputs depend on when their inputs come (a `now` input and its timers, a
+	// closed loop whose stimulus answers the block's outputs): rx_acker, window_unit, tx_engine,
+	// nic_top. A reset in the middle of traffic is replayed too.
+	Timed
+)
+
+// runMax is the longest run one line of an input group's file holds (its count is 16 bits).
+const runMax = 1<<16 - 1
+
+// recGroup is one input group's fields and its runs: each run is n cycles of one value (the
+// group's ports packed, the first at the top).
+type recGroup struct {
+	InputGroup
+	fields []verilator.Field
+	raw    []uint32   // the fields' words in the last cycle, for the comparison with the next
+	val    [][]uint32 // each run's value, packed
+	n      []uint32   // each run's cycles
 }
 
 type recStream struct {
@@ -49,18 +85,18 @@ type recStream struct {
 	payload      []verilator.Field
 	tx           [][]uint32 // each transaction's payload words, little-endian, first port at the top
 	rank         []uint32   // an input transaction's rank: the cycles with an input transaction before it
+	at           []uint32   // Timed: an output transaction's cycle (an event run's last cycle)
+	reps         []uint32   // Timed: an event stream's cycles in a run (1 for a stream with a ready)
 }
 
-// NewRecorder prepares a recorder for the module lay was built from. ordered records each input
-// transaction's rank, so that a replay keeps the order of input transactions across streams (a
-// block whose streams act on shared state, such as placement's descriptors and control
-// operations); without it each stream keeps only its own order.
-func NewRecorder(m *hdl.Module, lay *verilator.Layout, ordered bool) (*Recorder, error) {
+// NewRecorder prepares a recorder for the module lay was built from, for a testbench that
+// replays it as mode says.
+func NewRecorder(m *hdl.Module, lay *verilator.Layout, mode Replay) (*Recorder, error) {
 	it, err := Split(m)
 	if err != nil {
 		return nil, err
 	}
-	r := &Recorder{it: it, ordered: ordered, resetHi: m.Reset != "rst_n", statusSince: -1}
+	r := &Recorder{it: it, mode: mode, resetHi: m.Reset != "rst_n", statusSince: -1}
 	if m.Reset == "" {
 		return nil, fmt.Errorf("handoff: %s has no reset: a replay could not start it in a known state", m.Name)
 	}
@@ -108,7 +144,55 @@ func NewRecorder(m *hdl.Module, lay *verilator.Layout, ordered bool) (*Recorder,
 		}
 		r.status = append(r.status, f)
 	}
+	if mode == Timed {
+		for _, g := range it.InputGroups() {
+			rg := recGroup{InputGroup: g}
+			for _, p := range g.Ports {
+				f, err := lay.In(p.Name)
+				if err != nil {
+					return nil, err
+				}
+				rg.fields = append(rg.fields, f)
+			}
+			r.groups = append(r.groups, rg)
+		}
+	}
 	return r, nil
+}
+
+// observeInputs extends each input group's runs with this cycle's inputs (Timed).
+func (r *Recorder) observeInputs(in []uint32) {
+	for i := range r.groups {
+		g := &r.groups[i]
+		same := g.raw != nil
+		k := 0
+		for _, f := range g.fields {
+			for _, word := range f.View(in) {
+				if same && g.raw[k] != word {
+					same = false
+				}
+				k++
+			}
+		}
+		if n := len(g.n); same && g.n[n-1] < runMax {
+			g.n[n-1]++
+			continue
+		}
+		g.raw = g.raw[:0]
+		for _, f := range g.fields {
+			g.raw = append(g.raw, f.View(in)...)
+		}
+		g.val, g.n = append(g.val, pack(g.fields, in)), append(g.n, 1)
+	}
+}
+
+// InputLines is the most lines any input group of a Timed recording has.
+func (r *Recorder) InputLines() int {
+	n := 0
+	for _, g := range r.groups {
+		n = max(n, len(g.n))
+	}
+	return n
 }
 
 // Observe is the verilator.Observer: one call per simulated cycle.
@@ -121,7 +205,11 @@ func (r *Recorder) Observe(in, out []uint32) {
 	if !r.draining {
 		r.lastIn = append(r.lastIn[:0], in...)
 	}
-	if (r.reset.Get(in) == 1) == r.resetHi {
+	timed := r.mode == Timed
+	if timed {
+		r.observeInputs(in)
+	}
+	if !timed && (r.reset.Get(in) == 1) == r.resetHi {
 		if r.traffic {
 			r.err = fmt.Errorf("handoff: %s: reset at cycle %d in the middle of traffic; record a "+
 				"scenario that resets only at its start", r.it.Module.Name, c)
@@ -145,7 +233,8 @@ func (r *Recorder) Observe(in, out []uint32) {
 		default:
 			valid, ready = s.valid.Get(out), s.ready.Get(in)
 		}
-		if valid == 1 && ready == 1 && r.draining {
+		event := s.Ready() == ""
+		if valid == 1 && ready == 1 && r.draining && !(timed && event) {
 			r.err = fmt.Errorf("handoff: %s: %s gave a transaction after the run ended, which the run "+
 				"did not compare with golden", r.it.Module.Name, s.Name)
 			return
@@ -155,10 +244,18 @@ func (r *Recorder) Observe(in, out []uint32) {
 			if !s.Input {
 				buf = out
 			}
-			s.tx = append(s.tx, pack(s.payload, buf))
+			p := pack(s.payload, buf)
+			if n := len(s.tx); timed && event && n > 0 && s.at[n-1] == uint32(c-1) && slices.Equal(s.tx[n-1], p) {
+				// The same event as in the cycle before: one line of that many cycles.
+				s.at[n-1], s.reps[n-1] = uint32(c), s.reps[n-1]+1
+				continue
+			}
+			s.tx = append(s.tx, p)
 			if s.Input {
 				s.rank = append(s.rank, r.rank)
 				inputTx = true
+			} else {
+				s.at, s.reps = append(s.at, uint32(c)), append(s.reps, 1)
 			}
 			took = true
 		}
@@ -169,6 +266,8 @@ func (r *Recorder) Observe(in, out []uint32) {
 	switch {
 	case r.sideVal == nil && took:
 		r.sideVal = side
+	case timed:
+		// The side inputs are replayed with every other input.
 	case took && !slices.EqualFunc(side, r.sideVal, slices.Equal[[]uint32]):
 		// (A change between transactions, such as the parser's counter index walking at the end,
 		// is allowed: Finish restores the traffic's values before the status settles.)
@@ -269,6 +368,8 @@ type Meta struct {
 	Status     []MetaField    `json:"status,omitempty"`
 	Settled    bool           `json:"status_settled"` // the replay compares the status outputs
 	Ordered    bool           `json:"ordered"`        // input lines carry their rank (32 bits) above the payload
+	Timed      bool           `json:"timed"`          // in_<group>.hex replay every input cycle by cycle; output lines carry their cycle
+	InputLines int            `json:"input_lines,omitempty"`
 	Coverage   map[string]int `json:"coverage,omitempty"`
 }
 
@@ -317,21 +418,34 @@ func (r *Recorder) Write(dir string, meta Meta) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("handoff: %w", err)
 	}
-	meta.Module, meta.Cycles, meta.Ordered = r.it.Module.Name, r.cycle, r.ordered
+	meta.Module, meta.Cycles = r.it.Module.Name, r.cycle
+	meta.Ordered, meta.Timed = r.mode == Ordered, r.mode == Timed
 	for _, s := range r.streams {
-		var b strings.Builder
-		ranked := r.ordered && s.Input
-		rankNote := ""
-		if ranked {
-			rankNote = "rank[32], "
+		if r.mode == Timed && s.Input {
+			// Replayed from its input group's file; the count is the run's.
+			meta.Streams = append(meta.Streams, MetaStream{Name: s.Name, Input: true,
+				Transactions: len(s.tx), Fields: metaFields(s.Payload)})
+			continue
 		}
-		fmt.Fprintf(&b, "// %s: %d transactions; a line is 1, then {%s%s}\n", s.Name, len(s.tx), rankNote,
+		var b strings.Builder
+		tag, tags := "", []uint32(nil)
+		switch {
+		case r.mode == Ordered && s.Input:
+			tag, tags = "rank[32], ", s.rank
+		case r.mode == Timed:
+			tag = "cycle[32], cycles[32], "
+		}
+		fmt.Fprintf(&b, "// %s: %d transactions; a line is 1, then {%s%s}\n", s.Name, len(s.tx), tag,
 			fieldList(s.Payload))
 		for i, t := range s.tx {
 			w := s.Width()
-			if ranked {
-				t = withRank(t, w, s.rank[i])
+			switch {
+			case tags != nil:
+				t = withRank(t, w, tags[i])
 				w += 32
+			case r.mode == Timed:
+				t = withRank(withRank(t, w, s.reps[i]), w+32, s.at[i])
+				w += 64
 			}
 			b.WriteString(hexWord(withTop(t, w), w+1))
 			b.WriteByte('\n')
@@ -343,13 +457,19 @@ func (r *Recorder) Write(dir string, meta Meta) error {
 		meta.Streams = append(meta.Streams, MetaStream{Name: s.Name, Input: s.Input, File: file,
 			Transactions: len(s.tx), Fields: metaFields(s.Payload)})
 	}
+	if r.mode == Timed {
+		if err := r.writeInputs(dir); err != nil {
+			return err
+		}
+		meta.InputLines = r.InputLines()
+	}
 	side := packWords(r.sideVal, r.it.Side)
 	meta.Side = metaFields(r.it.Side)
 	meta.Status = metaFields(r.it.Status)
 	meta.Settled = r.statusSince >= 0 && r.cycle-r.statusSince >= settleCycles
-	files := map[string]string{
-		"side.hex":   fmt.Sprintf("// {%s}\n%s\n", fieldList(r.it.Side), hexWord(withTop(side, width(r.it.Side)), width(r.it.Side)+1)),
-		"status.hex": r.statusLine(meta.Settled),
+	files := map[string]string{"status.hex": r.statusLine(meta.Settled)}
+	if r.mode != Timed { // (Timed: the side inputs are in in_side.hex)
+		files["side.hex"] = fmt.Sprintf("// {%s}\n%s\n", fieldList(r.it.Side), hexWord(withTop(side, width(r.it.Side)), width(r.it.Side)+1))
 	}
 	for name, text := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
@@ -361,6 +481,26 @@ func (r *Recorder) Write(dir string, meta Meta) error {
 		return fmt.Errorf("handoff: %w", err)
 	}
 	return os.WriteFile(filepath.Join(dir, "vectors.json"), append(js, '\n'), 0o644)
+}
+
+// writeInputs writes in_<group>.hex for each input group (Timed): a line per run of cycles with
+// the same values, 1 above the run's length in cycles (16 bits) above the group's ports, packed in
+// port order.
+func (r *Recorder) writeInputs(dir string) error {
+	for _, g := range r.groups {
+		var b strings.Builder
+		w := width(g.Ports)
+		fmt.Fprintf(&b, "// %s: %d runs over %d cycles; a line is 1, then {cycles[16], %s}\n", g.Name, len(g.n), r.cycle,
+			fieldList(g.Ports))
+		for i, v := range g.val {
+			b.WriteString(hexWord(withTop(withRank(v, w, g.n[i]), w+16), w+17))
+			b.WriteByte('\n')
+		}
+		if err := os.WriteFile(filepath.Join(dir, g.File()), []byte(b.String()), 0o644); err != nil {
+			return fmt.Errorf("handoff: %w", err)
+		}
+	}
+	return nil
 }
 
 func (r *Recorder) statusLine(settled bool) string {
@@ -385,7 +525,7 @@ func packWords(vals [][]uint32, ports []hdl.Port) []uint32 {
 	return intToWords(v)
 }
 
-// withRank places rank above the width bits of w.
+// withRank places rank (at most 32 bits) above the width bits of w.
 func withRank(w []uint32, width int, rank uint32) []uint32 {
 	v := wordsToInt(w)
 	v.Or(v, new(big.Int).Lsh(big.NewInt(int64(rank)), uint(width)))

@@ -146,6 +146,53 @@ func Split(m *hdl.Module) (*Interface, error) {
 	return it, nil
 }
 
+// InputGroup is a set of input ports a Timed replay drives from one file (in_<name>.hex), each
+// line a run of cycles with the same values: grouping ports that change together keeps the
+// files small (a stream's payload changes with its valid; the readies at random, every cycle).
+type InputGroup struct {
+	Name  string
+	Ports []hdl.Port
+}
+
+// File is the group's file in a recording.
+func (g InputGroup) File() string { return "in_" + g.Name + ".hex" }
+
+// InputGroups are every input port of the module but its clock, in groups: each input stream
+// (its valid and payload), the output streams' readies, and the rest (the reset, the time, the
+// side inputs) as "side". Each group lists its ports in port order.
+func (it *Interface) InputGroups() []InputGroup {
+	of := map[string]string{} // port -> group
+	for _, s := range it.Streams {
+		switch {
+		case s.Input:
+			of[s.Valid()] = s.Name
+			for _, p := range s.Payload {
+				of[p.Name] = s.Name
+			}
+		case s.Ready() != "":
+			of[s.Ready()] = "ready"
+		}
+	}
+	var out []InputGroup
+	idx := map[string]int{}
+	for _, p := range it.Module.Ports {
+		if p.Dir != hdl.Input || p.Name == it.Module.Clock {
+			continue
+		}
+		g, ok := of[p.Name]
+		if !ok {
+			g = "side"
+		}
+		i, ok := idx[g]
+		if !ok {
+			i, idx[g] = len(out), len(out)
+			out = append(out, InputGroup{Name: g})
+		}
+		out[i].Ports = append(out[i].Ports, p)
+	}
+	return out
+}
+
 // width is the total width of ports.
 func width(ports []hdl.Port) int {
 	w := 0

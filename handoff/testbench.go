@@ -37,22 +37,7 @@ func Testbench(it *Interface, maxN int, ordered bool, banner string) string {
 	w("  string dir;\n  integer seed, valid_pct, ready_pct;\n")
 	w("  reg run;                        // out of reset, replaying\n")
 	w("  integer cycle, idle, drained;\n  reg xbad;                       // an unknown handshake was seen\n\n")
-	// The device's ports.
-	for _, p := range m.Ports {
-		if p.Name == m.Clock || p.Name == m.Reset {
-			continue
-		}
-		w("  wire %s%s;\n", rangeSp(p.Width), p.Name)
-	}
-	w("\n  %s dut (\n", m.Name)
-	for i, p := range m.Ports {
-		sep := ","
-		if i == len(m.Ports)-1 {
-			sep = ""
-		}
-		w("    .%s(%s)%s\n", p.Name, p.Name, sep)
-	}
-	w("  );\n\n")
+	instance(w, m)
 	// xorshift32, one state per stream.
 	w("  function automatic [31:0] xs(input [31:0] s);\n    reg [31:0] t;\n    begin\n")
 	w("      t = s ^ (s << 13);\n      t = t ^ (t >> 17);\n      xs = t ^ (t << 5);\n    end\n  endfunction\n\n")
@@ -102,29 +87,7 @@ func Testbench(it *Interface, maxN int, ordered bool, banner string) string {
 			w("  wire done_%s = !val_%s && (v_%s[i_%s][%d] !== 1'b1);\n\n", id, id, id, id, top)
 			takeTerms = append(takeTerms, "take_"+id)
 		} else {
-			w("  wire [%d:0] got_%s = {%s};\n", n-1, id, names(s.Payload))
-			if s.Ready() != "" {
-				w("  reg rdy_%s;\n  assign %s = rdy_%s;\n", id, s.Ready(), id)
-				w("  wire take_%s = %s && rdy_%s;\n", id, s.Valid(), id)
-			} else {
-				w("  wire take_%s = %s;  // an event stream: no ready\n", id, s.Valid())
-			}
-			w("  always @(posedge clk) begin\n")
-			w("    rnd_%s <= xs(rnd_%s);\n", id, id)
-			if s.Ready() != "" {
-				w("    rdy_%s <= run && ((rnd_%s %% 100) < ready_pct);\n", id, id)
-			}
-			w("    if (run && take_%s) begin\n", id)
-			w("      if (v_%s[i_%s][%d] !== 1'b1) begin\n", id, id, n)
-			w("        fail_%s <= fail_%s + 1;\n", id, id)
-			w("        $display(\"FAIL %s #%%0d: unexpected output %%h\", i_%s, got_%s);\n", id, id, id)
-			w("      end else if (got_%s !== v_%s[i_%s][%d:0]) begin\n", id, id, id, n-1)
-			w("        fail_%s <= fail_%s + 1;\n", id, id)
-			w("        $display(\"FAIL %s #%%0d: got %%h, expected %%h\", i_%s, got_%s, v_%s[i_%s][%d:0]);\n",
-				id, id, id, id, id, n-1)
-			w("      end else begin\n        pass_%s <= pass_%s + 1;\n      end\n", id, id)
-			w("      i_%s <= i_%s + 1;\n    end\n  end\n", id, id)
-			w("  wire done_%s = (v_%s[i_%s][%d] !== 1'b1);\n\n", id, id, id, n)
+			outputStream(w, s, false)
 			takeTerms = append(takeTerms, "take_"+id)
 		}
 		doneTerms = append(doneTerms, "done_"+id)
@@ -196,6 +159,34 @@ func Testbench(it *Interface, maxN int, ordered bool, banner string) string {
 	w("    if (idle >= STALL_LIMIT) begin\n      failed = failed + 1;\n")
 	w("      $display(\"FAIL stalled: no transaction for %%0d cycles at cycle %%0d\", STALL_LIMIT, cycle);\n")
 	w("    end\n")
+	finish(w, it)
+	w("    $finish;\n  end\nendmodule\n")
+	return b.String()
+}
+
+// instance declares a wire per port of the device but its clock and reset, and instantiates it.
+func instance(w func(string, ...any), m *hdl.Module) {
+	for _, p := range m.Ports {
+		if p.Name == m.Clock || p.Name == m.Reset {
+			continue
+		}
+		w("  wire %s%s;\n", rangeSp(p.Width), p.Name)
+	}
+	w("\n  %s dut (\n", m.Name)
+	for i, p := range m.Ports {
+		sep := ","
+		if i == len(m.Ports)-1 {
+			sep = ""
+		}
+		w("    .%s(%s)%s\n", p.Name, p.Name, sep)
+	}
+	w("  );\n\n")
+}
+
+// finish compares the settled status outputs when the recording says so (status_v, status_now),
+// prints the result line and ends the run with $fatal on a failure.
+func finish(w func(string, ...any), it *Interface) {
+	m, sw := it.Module, width(it.Status)
 	if sw > 0 {
 		w("    if (status_v[0][%d] === 1'b1) begin\n", sw)
 		w("      if (status_now !== status_v[0][%d:0]) begin\n        failed = failed + 1;\n", sw-1)
@@ -205,8 +196,56 @@ func Testbench(it *Interface, maxN int, ordered bool, banner string) string {
 	}
 	w("    $display(\"tb_%s: %%0d passed, %%0d failed (%%0d cycles, seed %%0d)\", passed, failed, cycle, seed);\n", m.Name)
 	w("    if (failed != 0) $fatal(1, \"tb_%s: FAILED\");\n", m.Name)
-	w("    $finish;\n  end\nendmodule\n")
-	return b.String()
+}
+
+// outputStream writes an output stream's checker: each transaction (valid, and ready when the
+// stream has one) compared in order with the next line of v_<name>; else the ready is driven at
+// random. timed: the ready is the recording's (an input of inputs.hex), and a line is {cycle,
+// cycles, payload}: an event stream's run of that many cycles with the same payload, ending at
+// that cycle (cycles is 1 for a stream with a ready); the stream is done once no line ending
+// before the replay's last cycle (last_cycle) is left.
+func outputStream(w func(string, ...any), s Stream, timed bool) {
+	n, id := s.Width(), s.Name
+	top := n
+	if timed {
+		top = n + 64
+	}
+	w("  wire [%d:0] got_%s = {%s};\n", n-1, id, names(s.Payload))
+	switch {
+	case s.Ready() == "":
+		w("  wire take_%s = %s;  // an event stream: no ready\n", id, s.Valid())
+	case timed:
+		w("  wire take_%s = %s && %s;\n", id, s.Valid(), s.Ready())
+	default:
+		w("  reg rdy_%s;\n  assign %s = rdy_%s;\n", id, s.Ready(), id)
+		w("  wire take_%s = %s && rdy_%s;\n", id, s.Valid(), id)
+	}
+	w("  always @(posedge clk) begin\n")
+	if !timed {
+		w("    rnd_%s <= xs(rnd_%s);\n", id, id)
+		if s.Ready() != "" {
+			w("    rdy_%s <= run && ((rnd_%s %% 100) < ready_pct);\n", id, id)
+		}
+	}
+	w("    if (run && take_%s) begin\n", id)
+	w("      if (v_%s[i_%s][%d] !== 1'b1) begin\n", id, id, top)
+	w("        fail_%s <= fail_%s + 1;\n", id, id)
+	w("        $display(\"FAIL %s #%%0d: unexpected output %%h\", i_%s, got_%s);\n", id, id, id)
+	w("      end else if (got_%s !== v_%s[i_%s][%d:0]) begin\n", id, id, id, n-1)
+	w("        fail_%s <= fail_%s + 1;\n", id, id)
+	w("        $display(\"FAIL %s #%%0d: got %%h, expected %%h\", i_%s, got_%s, v_%s[i_%s][%d:0]);\n",
+		id, id, id, id, id, n-1)
+	w("      end else begin\n        pass_%s <= pass_%s + 1;\n      end\n", id, id)
+	if timed {
+		w("      if (rep_%s + 32'd1 >= v_%s[i_%s][%d:%d]) begin\n", id, id, id, n+31, n)
+		w("        i_%s <= i_%s + 1;\n        rep_%s <= 32'd0;\n", id, id, id)
+		w("      end else begin\n        rep_%s <= rep_%s + 32'd1;\n      end\n    end\n  end\n", id, id)
+		w("  wire done_%s = (v_%s[i_%s][%d] !== 1'b1) || (v_%s[i_%s][%d:%d] >= last_cycle);\n\n",
+			id, id, id, top, id, id, n+63, n+32)
+		return
+	}
+	w("      i_%s <= i_%s + 1;\n    end\n  end\n", id, id)
+	w("  wire done_%s = (v_%s[i_%s][%d] !== 1'b1);\n\n", id, id, id, n)
 }
 
 // rangeSp is hdl.Range followed by a space when there is a range.

@@ -81,12 +81,15 @@ func (u *Unit) Regs() []Reg {
 		data("sd_path", aw), data("sd_psn", pw), data("nn_k", sw+1), data("wk_t", 64),
 		zero("wake_at", 64), zero("wk_valid", 1), data("wk_at", 64),
 		zero("dn_valid", 1), data("dn_conn", cw), data("dn_stream", sw), data("dn_msn", 32), data("dn_id", 64),
-		zero("rsp_valid", 1), data("rsp_op", 4), data("rsp_status", 2), data("rsp_time", 64),
-		data("d_conn", cw), data("d_opcode", 8), data("d_flags", 8), data("d_path", aw), data("d_stream", 8),
-		data("d_psn", pw), data("d_msn", 32), data("d_msg_len", 32), data("d_rkey", 32), data("d_va", 64),
-		data("d_offset", 32), data("d_addr", 64), data("d_len", deparser.PayloadLenBits), data("d_udp_src", 16),
-		data("d_port", PortW), data("d_slot", u.RW), data("d_gen", 16), data("d_kind", 2),
-		data("d_announce", 1), data("d_id", 64), data("d_index", u.IXW),
+		// The answer's fields are reset too: an answer before the first descriptor carries the
+		// descriptor fields it does not use, and a 4-state simulation (the handoff's replays)
+		// must not see them unknown.
+		zero("rsp_valid", 1), zero("rsp_op", 4), zero("rsp_status", 2), zero("rsp_time", 64),
+		zero("d_conn", cw), zero("d_opcode", 8), zero("d_flags", 8), zero("d_path", aw), zero("d_stream", 8),
+		zero("d_psn", pw), zero("d_msn", 32), zero("d_msg_len", 32), zero("d_rkey", 32), zero("d_va", 64),
+		zero("d_offset", 32), zero("d_addr", 64), zero("d_len", deparser.PayloadLenBits), zero("d_udp_src", 16),
+		zero("d_port", PortW), zero("d_slot", u.RW), zero("d_gen", 16), zero("d_kind", 2),
+		zero("d_announce", 1), zero("d_id", 64), zero("d_index", u.IXW),
 		data("dv_num", 32), data("dv_den", 24), data("dv_rem", 32), data("dv_q", 32), data("dv_cnt", 6),
 		data("pc_t", 64), data("pc_b", 1), data("pc_c", 1), data("pc_gt", 1), data("sd_ent", 16), data("rt_go", 1), data("lb_go", 1), data("d_off_q", 32),
 		zero("retx_head", u.RetxW), zero("retx_tail", u.RetxW), zero("retx_count", u.RetxW+1),
@@ -94,6 +97,7 @@ func (u *Unit) Regs() []Reg {
 		data("sc_ev", 3), data("sc_found", 1), data("moved_any", 1), data("ow_ret", u.StateW()),
 		data("tp_a", 32), data("tp_v", 1),
 		zero("retry_head", u.RetryW), zero("retry_tail", u.RetryW), zero("retry_count", u.RetryW+1),
+		zero("retry_seen", 2),
 	}
 	for _, c := range u.Counters {
 		rs = append(rs, zero("ct_"+c.Name, 32))
