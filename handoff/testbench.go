@@ -22,17 +22,12 @@ func Testbench(it *Interface, maxN int, ordered bool, banner string) string {
 	m := it.Module
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	w("%s", banner)
-	w("`timescale 1ns / 1ps\n`default_nettype none\n\n")
-	w("module tb_%s;\n", m.Name)
+	head(w, banner, m)
 	w("  localparam integer MAXN = %d;          // lines per stream file, the end mark included\n", maxN+1)
 	w("  localparam integer STALL_LIMIT = 200000; // cycles without a transaction before giving up\n")
 	w("  localparam integer DRAIN = 64;           // idle cycles after the last transaction\n\n")
 	w("  reg clk = 1'b0;\n  always #5 clk = ~clk;\n")
-	resetOn, resetOff := "1'b1", "1'b0"
-	if m.Reset == "rst_n" {
-		resetOn, resetOff = "1'b0", "1'b1"
-	}
+	resetOn, resetOff := resetLevels(m)
 	w("  reg %s = %s;\n", m.Reset, resetOn)
 	w("  string dir;\n  integer seed, valid_pct, ready_pct;\n")
 	w("  reg run;                        // out of reset, replaying\n")
@@ -141,14 +136,11 @@ func Testbench(it *Interface, maxN int, ordered bool, banner string) string {
 	// shows state used before it was written or reset.
 	w("    while (!((all_done === 1'b1) && drained >= DRAIN) && idle < STALL_LIMIT && !xbad) begin\n")
 	w("      @(posedge clk);\n      cycle = cycle + 1;\n")
-	w("      if ((^{%s}) === 1'bx) begin\n        xbad = 1'b1;\n", strings.Join(hs, ", "))
-	w("        $display(\"FAIL unknown handshake at cycle %%0d: {%s} = %%b\", cycle, {%s});\n      end\n",
-		strings.Join(hs, ", "), strings.Join(hs, ", "))
+	unknownCheck(w, hs)
 	w("      idle = (any_take === 1'b1) ? 0 : idle + 1;\n")
 	w("      drained = (all_done === 1'b1) ? drained + 1 : 0;\n    end\n")
 	w("    @(posedge clk);\n")
-	w("    passed = %s;\n    failed = %s;\n", strings.Join(passTerms, " + "), strings.Join(failTerms, " + "))
-	w("    if (xbad) failed = failed + 1;\n")
+	tally(w, passTerms, failTerms)
 	w("    if (all_done !== 1'b1) begin\n      failed = failed + 1;\n")
 	w("      $display(\"FAIL incomplete: not every transaction was replayed or received\");\n")
 	for _, s := range it.Streams {
@@ -162,6 +154,21 @@ func Testbench(it *Interface, maxN int, ordered bool, banner string) string {
 	finish(w, it)
 	w("    $finish;\n  end\nendmodule\n")
 	return b.String()
+}
+
+// head starts a testbench: its banner, the timescale and the module line.
+func head(w func(string, ...any), banner string, m *hdl.Module) {
+	w("%s", banner)
+	w("`timescale 1ns / 1ps\n`default_nettype none\n\n")
+	w("module tb_%s;\n", m.Name)
+}
+
+// resetLevels are the values of m's reset port in reset and out of it.
+func resetLevels(m *hdl.Module) (on, off string) {
+	if m.Reset == "rst_n" {
+		return "1'b0", "1'b1"
+	}
+	return "1'b1", "1'b0"
 }
 
 // instance declares a wire per port of the device but its clock and reset, and instantiates it.
@@ -181,6 +188,21 @@ func instance(w func(string, ...any), m *hdl.Module) {
 		w("    .%s(%s)%s\n", p.Name, p.Name, sep)
 	}
 	w("  );\n\n")
+}
+
+// unknownCheck writes the replay loop's check of the device's handshakes hs: an unknown (X or Z)
+// one sets xbad and ends the run as a failure (4-state simulation shows state used before it was
+// written or reset).
+func unknownCheck(w func(string, ...any), hs []string) {
+	w("      if ((^{%s}) === 1'bx) begin\n        xbad = 1'b1;\n", strings.Join(hs, ", "))
+	w("        $display(\"FAIL unknown handshake at cycle %%0d: {%s} = %%b\", cycle, {%s});\n      end\n",
+		strings.Join(hs, ", "), strings.Join(hs, ", "))
+}
+
+// tally sums the streams' passes and failures, an unknown handshake counted as one more failure.
+func tally(w func(string, ...any), passTerms, failTerms []string) {
+	w("    passed = %s;\n    failed = %s;\n", strings.Join(passTerms, " + "), strings.Join(failTerms, " + "))
+	w("    if (xbad) failed = failed + 1;\n")
 }
 
 // finish compares the settled status outputs when the recording says so (status_v, status_now),

@@ -19,17 +19,12 @@ func TimedTestbench(it *Interface, maxIn, maxN int, banner string) string {
 	m := it.Module
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	w("%s", banner)
-	w("`timescale 1ns / 1ps\n`default_nettype none\n\n")
-	w("module tb_%s;\n", m.Name)
+	head(w, banner, m)
 	w("  localparam integer MAXIN = %d;  // lines per input group file, the end mark included\n", maxIn+1)
 	w("  localparam integer MAXN = %d;   // lines per output stream file, the end mark included\n", maxN+1)
 	w("\n")
 	w("  reg clk = 1'b0;\n  always #5 clk = ~clk;\n")
-	resetOn := "1'b1"
-	if m.Reset == "rst_n" {
-		resetOn = "1'b0"
-	}
+	resetOn, _ := resetLevels(m)
 	w("  string dir;\n  integer seed;                   // (printed only: the timing is the recording's)\n")
 	w("  reg run;                        // replaying the recorded cycles\n")
 	w("  reg cut;                        // +cycles= ended the replay early\n")
@@ -121,13 +116,10 @@ func TimedTestbench(it *Interface, maxIn, maxN int, banner string) string {
 	// in which a transaction on a stream with a ready would have failed the recording.)
 	w("    while (cycle < last_cycle && !xbad) begin\n")
 	w("      @(posedge clk);\n      cycle = cycle + 1;\n")
-	w("      if ((^{%s}) === 1'bx) begin\n        xbad = 1'b1;\n", strings.Join(hs, ", "))
-	w("        $display(\"FAIL unknown handshake at cycle %%0d: {%s} = %%b\", cycle, {%s});\n      end\n",
-		strings.Join(hs, ", "), strings.Join(hs, ", "))
+	unknownCheck(w, hs)
 	w("    end\n")
 	w("    run <= 1'b0;\n    @(posedge clk);\n")
-	w("    passed = %s;\n    failed = %s;\n", strings.Join(passTerms, " + "), strings.Join(failTerms, " + "))
-	w("    if (xbad) failed = failed + 1;\n")
+	tally(w, passTerms, failTerms)
 	w("    if (total == 0 || all_done !== 1'b1) begin\n      failed = failed + 1;\n")
 	w("      $display(\"FAIL incomplete: not every output transaction before cycle %%0d was received\", last_cycle);\n")
 	for _, s := range it.Streams {
