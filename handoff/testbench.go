@@ -242,8 +242,12 @@ func outputStream(w func(string, ...any), s Stream, timed bool) {
 		w("  reg rdy_%s;\n  assign %s = rdy_%s;\n", id, s.Ready(), id)
 		w("  wire take_%s = %s && rdy_%s;\n", id, s.Valid(), id)
 	}
-	w("  always @(posedge clk) begin\n")
-	if !timed {
+	if timed {
+		// Sampled mid-cycle: the inputs change at the rising edge, and an output that follows
+		// an input combinationally must be read after it settled, in every simulator.
+		w("  always @(negedge clk) begin\n")
+	} else {
+		w("  always @(posedge clk) begin\n")
 		w("    rnd_%s <= xs(rnd_%s);\n", id, id)
 		if s.Ready() != "" {
 			w("    rdy_%s <= run && ((rnd_%s %% 100) < ready_pct);\n", id, id)

@@ -111,14 +111,17 @@ func TimedTestbench(it *Interface, maxIn, maxN int, banner string) string {
 		w("    cur_%s = in_%s[0][%d:0];\n    left_%s = in_%s[0][%d:%d];\n    k_%s = 1;\n", id, id, gw-1, id, id, gw+15, gw, id)
 	}
 	w("    run = 1'b0; cycle = 0; xbad = 1'b0;\n")
-	w("    repeat (8) @(posedge clk);\n    run <= 1'b1;\n")
+	// run rises just after a rising edge, away from every edge: the input groups move on from
+	// the next rising edge, and the outputs are sampled at falling edges (no race in any simulator).
+	w("    repeat (8) @(posedge clk);\n    #1 run = 1'b1;\n")
 	// (The recording ends with its own drain: cycles with no input offered and every output ready,
 	// in which a transaction on a stream with a ready would have failed the recording.)
 	w("    while (cycle < last_cycle && !xbad) begin\n")
 	w("      @(posedge clk);\n      cycle = cycle + 1;\n")
 	unknownCheck(w, hs)
 	w("    end\n")
-	w("    run <= 1'b0;\n    @(posedge clk);\n")
+	// (run stays high: dropping it would reset the device before its status is compared.)
+	w("    #1;\n")
 	tally(w, passTerms, failTerms)
 	w("    if (total == 0 || all_done !== 1'b1) begin\n      failed = failed + 1;\n")
 	w("      $display(\"FAIL incomplete: not every output transaction before cycle %%0d was received\", last_cycle);\n")
