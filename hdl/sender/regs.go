@@ -9,7 +9,7 @@ import (
 )
 
 // Reg is one scalar register of the engine: declared with a _n twin, copied every clock, and
-// reset to Init when Reset (control and valid state only).
+// reset to Init when Reset (control and valid state, and the answer's fields on m_rsp).
 type Reg struct {
 	Name  string
 	Width int
