@@ -64,7 +64,8 @@ var NoGateLevel = map[string]string{
 		"does not mask them as the RTL's if/case does; with every flip-flop started at 0 the same cycle " +
 		"still goes unknown, so it is the memories. Gate-level X-pessimism, not a functional difference: " +
 		"the RTL replays pass under Icarus (4-state) and Verilator",
-	"nic_top": "it holds tx_engine (above); its netlist is not simulated either",
+	"nic_top": "it holds tx_engine, whose netlist goes unknown (see tx_engine); nic_top's netlist is " +
+		"not built or simulated",
 }
 
 // Recordings are the runs the bundle's vectors come from, one per scenario of every block:
