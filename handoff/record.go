@@ -62,7 +62,7 @@ const (
 	// replayed cycle by cycle as recorded; the outputs are compared per stream, in order. For
 	// blocks whose outputs depend on when their inputs come (a `now` input and its timers, a
 	// closed loop whose stimulus answers the block's outputs): rx_acker, window_unit, tx_engine,
-	// nic_top. A reset in the middle of traffic is replayed too.
+	// nic_tx, nic_top. A reset in the middle of traffic is replayed too.
 	Timed
 )
 
