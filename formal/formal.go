@@ -61,12 +61,37 @@ func BMC(ctx context.Context, files []string, top string, depth int, workDir str
 	} else if err := os.MkdirAll(workDir, 0o755); err != nil {
 		return nil, fmt.Errorf("formal: %w", err)
 	}
+	aig := filepath.Join(workDir, top+".aig")
+	script, abcScript := Scripts(files, top, aig, depth)
+	if out, err := run(ctx, workDir, "yosys", "-q", "-p", script); err != nil {
+		return nil, fmt.Errorf("formal: yosys model of %s: %w\n%s", top, err, tail(out, 20))
+	}
+	start := time.Now()
+	out, err := run(ctx, workDir, "yosys-abc", "-c", abcScript)
+	if err != nil {
+		return nil, fmt.Errorf("formal: bmc3 of %s: %w\n%s", top, err, tail(out, 20))
+	}
+	res := &Result{Top: top, Depth: depth, Seconds: time.Since(start).Seconds(), Log: tail(out, 4)}
+	switch {
+	case failRE.MatchString(out):
+		m := failRE.FindStringSubmatch(out)
+		res.Frame, _ = strconv.Atoi(m[2])
+	case passRE.MatchString(out):
+		res.Passed = true
+	default:
+		return nil, fmt.Errorf("formal: bmc3 of %s gave no verdict:\n%s", top, tail(out, 20))
+	}
+	return res, nil
+}
+
+// Scripts are BMC's two steps: the Yosys script that writes the AIGER model of top's
+// assertions from files to aig, and the yosys-abc script that searches it depth cycles deep.
+func Scripts(files []string, top, aig string, depth int) (yosys, abc string) {
 	quoted := make([]string, len(files))
 	for i, f := range files {
 		quoted[i] = strconv.Quote(f)
 	}
-	aig := filepath.Join(workDir, top+".aig")
-	script := strings.Join([]string{
+	yosys = strings.Join([]string{
 		"read_verilog -sv -formal -DFORMAL " + strings.Join(quoted, " "),
 		"prep -top " + top,
 		"flatten",
@@ -83,25 +108,7 @@ func BMC(ctx context.Context, files []string, top string, depth int, workDir str
 		"opt_clean",
 		"write_aiger -zinit " + strconv.Quote(aig),
 	}, "; ")
-	if out, err := run(ctx, workDir, "yosys", "-q", "-p", script); err != nil {
-		return nil, fmt.Errorf("formal: yosys model of %s: %w\n%s", top, err, tail(out, 20))
-	}
-	start := time.Now()
-	out, err := run(ctx, workDir, "yosys-abc", "-c", fmt.Sprintf("read_aiger %s; fold; bmc3 -F %d", aig, depth))
-	if err != nil {
-		return nil, fmt.Errorf("formal: bmc3 of %s: %w\n%s", top, err, tail(out, 20))
-	}
-	res := &Result{Top: top, Depth: depth, Seconds: time.Since(start).Seconds(), Log: tail(out, 4)}
-	switch {
-	case failRE.MatchString(out):
-		m := failRE.FindStringSubmatch(out)
-		res.Frame, _ = strconv.Atoi(m[2])
-	case passRE.MatchString(out):
-		res.Passed = true
-	default:
-		return nil, fmt.Errorf("formal: bmc3 of %s gave no verdict:\n%s", top, tail(out, 20))
-	}
-	return res, nil
+	return yosys, fmt.Sprintf("read_aiger %s; fold; bmc3 -F %d", aig, depth)
 }
 
 func run(ctx context.Context, dir, prog string, args ...string) (string, error) {

@@ -15,10 +15,12 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/mrgen/mrgen/config"
 	"github.com/mrgen/mrgen/cosim"
 	"github.com/mrgen/mrgen/docs"
+	"github.com/mrgen/mrgen/formal"
 	"github.com/mrgen/mrgen/gen"
 	"github.com/mrgen/mrgen/hdl"
 	"github.com/mrgen/mrgen/internal/blocks"
@@ -36,6 +38,7 @@ type Options struct {
 	Force      bool   // replace a non-empty Out
 	Packets    int    // packets per recorded scenario
 	Seed       uint64
+	NoTopGates bool      // no gate level for nic_top (the blocks' netlists stay)
 	CacheDir   string    // Verilated models ("" = default)
 	Log        io.Writer // each step's line; nil discards
 	// Progress, when set, is called as each step ends (a recording, a gate-level netlist, a
@@ -54,19 +57,16 @@ type Recording struct {
 	Scale           int    // packets per run: Options.Packets times this (0: once)
 }
 
-// NoGateLevel are the modules whose gate-level replay is not in the bundle, and why: the
-// netlist is built and simulated, but it goes unknown where the RTL does not.
-var NoGateLevel = map[string]string{
-	"tx_engine": "the osu018 netlist goes unknown at the first Next command in a 4-state simulation, " +
-		"where the RTL does not: reads of memory words never written (the window's tables, behavioural " +
-		"macro models, X until written) reach the send decision through logic that ABC restructured " +
-		"(the window's per-connection gate, gate_full_q, into the engine's state S_PR0), and the netlist " +
-		"does not mask them as the RTL's if/case does; with every flip-flop started at 0 the same cycle " +
-		"still goes unknown, so it is the memories. Gate-level X-pessimism, not a functional difference: " +
-		"the RTL replays pass under Icarus (4-state) and Verilator",
-	"nic_top": "it holds tx_engine, whose netlist goes unknown (see tx_engine); nic_top's netlist is " +
-		"not built or simulated",
+// GateSubset are the modules whose gate-level replays in verify.sh run only the first
+// gateSubsetCycles cycles of each recording (GLS_CYCLES=0 runs them whole), and why.
+var GateSubset = map[string]string{
+	"nic_top": "its netlist replays about 100 cycles a second under Icarus: the whole recordings " +
+		"(over 250,000 cycles at nic-tiny) would take most of an hour",
 }
+
+// gateSubsetCycles is how many cycles of each recording GateSubset's modules replay at the gate
+// level: the reset, the tables' clear and the first few hundred frames of the closed loop.
+const gateSubsetCycles = 2000
 
 // Recordings are the runs the bundle's vectors come from, one per scenario of every block:
 //   - the SACK unit, the header parser, the header builder and the placement engine, replayed
@@ -166,16 +166,14 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 	for _, r := range recs {
 		distinct[rtl.top[r.Block]] = true
 	}
-	// Steps: each recording, each module's gate-level netlist (not those in NoGateLevel), each
-	// module's lint and nic_top's (once, when nic_top has vectors of its own).
-	gates := 0
-	for m := range distinct {
-		if _, skip := NoGateLevel[m]; !skip {
-			gates++
-		}
+	// Steps: each recording, each module's gate-level netlist, each module's lint and nic_top's
+	// (once, when nic_top has vectors of its own).
+	gates := len(distinct)
+	if _, ok := distinct["nic_top"]; ok && opt.NoTopGates {
+		gates--
 	}
 	distinct["nic_top"] = true
-	done, total := 0, len(recs)+gates+len(distinct)
+	done, total := 0, len(recs)+gates+len(distinct)+len(formalTops)
 	step := func() {
 		done++
 		if opt.Progress != nil {
@@ -261,16 +259,27 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 	defer os.RemoveAll(work)
 	var gateModules []string
 	for _, m := range modules {
-		if _, skip := NoGateLevel[m]; skip {
-			continue
+		if m != "nic_top" || !opt.NoTopGates {
+			gateModules = append(gateModules, m)
 		}
-		gateModules = append(gateModules, m)
-		logf(opt.Log, "handoff: gate-level netlist of %s (osu018)\n", m)
-		g, err := synthesizeGates(ctx, blockOf[m], m, opt.Config, stamp(blockOf[m]), filepath.Join(work, m), nil)
+	}
+	netlists, err := synthesizeAll(ctx, opt, gateModules, blockOf, stamp, work, step)
+	if err != nil {
+		return nil, err
+	}
+	var flops, subset []string
+	for i, m := range gateModules {
+		g := netlists[i]
+		files["gls/"+m+".v"] = g.Netlist
+		cells, err := netlistFlops(m, g.Netlist)
 		if err != nil {
 			return nil, err
 		}
-		files["gls/"+m+".v"] = g.Netlist
+		for _, c := range cells {
+			if !slices.Contains(flops, c) {
+				flops = append(flops, c)
+			}
+		}
 		files["reports/timing/"+m+".json"] = g.Timing
 		var list []string
 		for mac, text := range g.Macros {
@@ -284,12 +293,18 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 		sort.Strings(list)
 		list = append(list, "gls/"+m+".v", "tb/tb_"+m+".v")
 		files["gls/"+m+".f"] = []byte(strings.Join(list, "\n") + "\n")
-		step()
 	}
 	specFiles(rtl.designs, docs.WireFormat, files)
-	files["verify.sh"] = []byte(verifyScript(modules, gateModules))
-	files["README.md"] = []byte(readme(opt, commit, modules, sum.Transactions))
-	files["CHECKLIST.md"] = []byte(checklist(modules))
+	slices.Sort(flops)
+	files["gls/power_up.v"] = powerUpModels(flops)
+	for _, m := range gateModules {
+		if _, ok := GateSubset[m]; ok {
+			subset = append(subset, m)
+		}
+	}
+	files["verify.sh"] = []byte(verifyScript(modules, gateModules, flops, subset, gateSubsetCycles))
+	files["README.md"] = []byte(readme(opt, commit, modules, gateModules, sum.Transactions))
+	files["CHECKLIST.md"] = []byte(checklist(modules, gateModules))
 	for path, content := range files {
 		p := filepath.Join(dir, filepath.FromSlash(path))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -306,7 +321,138 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 	if err := lintReports(ctx, dir, modules, step); err != nil {
 		return nil, err
 	}
+	if err := formalReports(ctx, dir, opt.Config, step); err != nil {
+		return nil, err
+	}
 	return sum, writeManifest(dir, opt, commit, sum)
+}
+
+// synthesizeAll runs the gate-level synthesis of every module, gateJobs at a time (each is one
+// Yosys and one OpenSTA process), and returns the netlists in the order of modules.
+func synthesizeAll(ctx context.Context, opt Options, modules []string, blockOf map[string]string,
+	stamp func(string) gen.Stamp, work string, step func()) ([]*gateLevel, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	gates := make([]*gateLevel, len(modules))
+	errs := make([]error, len(modules))
+	next := make(chan int)
+	var mu sync.Mutex // step and the log
+	var wg sync.WaitGroup
+	for range min(gateJobs, len(modules)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				m := modules[i]
+				mu.Lock()
+				logf(opt.Log, "handoff: gate-level netlist of %s (osu018)\n", m)
+				mu.Unlock()
+				gates[i], errs[i] = synthesizeGates(ctx, blockOf[m], m, opt.Config, stamp(blockOf[m]),
+					filepath.Join(work, m), nil)
+				if errs[i] != nil {
+					cancel()
+					continue
+				}
+				mu.Lock()
+				step()
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := range modules {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("handoff: %w", err)
+	}
+	return gates, nil
+}
+
+// gateJobs is how many gate-level syntheses run at once.
+const gateJobs = 2
+
+// formalTops are the modules with embedded properties (`ifdef FORMAL) that formalReports
+// checks, and the file list that holds them.
+var formalTops = []struct{ top, list string }{{"sack_rx", "tb/sack_unit.f"}, {"sack_tx", "tb/sack_unit.f"}}
+
+// FormalReport is reports/formal/<top>.json: one bounded model check of a module's embedded
+// assertions, on the bundle's RTL.
+type FormalReport struct {
+	Top      string   `json:"top"`
+	Method   string   `json:"method"`
+	Depth    int      `json:"depth"`        // cycles from reset searched
+	Clear    int      `json:"clear_cycles"` // of them, the post-reset clear of the SACK table
+	Passed   bool     `json:"passed"`
+	Commands []string `json:"commands"` // from the bundle's folder
+}
+
+// formalReports runs the bounded model check (formal.BMC: Yosys, yosys-abc bmc3) of every
+// module with embedded properties on the bundle's RTL, into reports/formal/. The search reaches
+// past the table's post-reset clear (one cycle per connection and path) by 16 cycles. A
+// counterexample is an error: the bundle is not written.
+func formalReports(ctx context.Context, dir string, c config.Config, step func()) error {
+	clear := c.Connections * c.PathsPerConnection
+	depth := clear + 16
+	for _, ft := range formalTops {
+		files, err := rtlOfList(dir, ft.list)
+		if err != nil {
+			return fmt.Errorf("handoff: formal %s: %w", ft.top, err)
+		}
+		res, err := formal.BMC(ctx, files, ft.top, depth, "")
+		if err != nil {
+			return fmt.Errorf("handoff: formal %s: %w", ft.top, err)
+		}
+		if !res.Passed {
+			return fmt.Errorf("handoff: formal %s: an assertion fails in cycle %d:\n%s", ft.top, res.Frame, res.Log)
+		}
+		rel := make([]string, len(files))
+		for i, f := range files {
+			rel[i], _ = filepath.Rel(dir, f)
+		}
+		ys, abc := formal.Scripts(rel, ft.top, ft.top+".aig", depth)
+		rep := FormalReport{Top: ft.top, Method: "bounded model check of the `ifdef FORMAL assertions from reset",
+			Depth: depth, Clear: clear, Passed: true,
+			Commands: []string{"yosys -q -p '" + ys + "'", "yosys-abc -c '" + abc + "'"}}
+		text, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return fmt.Errorf("handoff: %w", err)
+		}
+		path := filepath.Join(dir, "reports", "formal", ft.top+".json")
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return fmt.Errorf("handoff: %w", err)
+		}
+		if err := os.WriteFile(path, append(text, '\n'), 0o644); err != nil {
+			return fmt.Errorf("handoff: %w", err)
+		}
+		step()
+	}
+	return nil
+}
+
+// rtlOfList is the RTL of the bundle's file list (dir/list), the testbench left out, as paths
+// under dir.
+func rtlOfList(dir, list string) ([]string, error) {
+	data, err := os.ReadFile(filepath.Join(dir, list))
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, f := range strings.Fields(string(data)) {
+		if !strings.HasPrefix(f, "tb/") {
+			files = append(files, filepath.Join(dir, f))
+		}
+	}
+	return files, nil
 }
 
 // lintReports runs mrgen's lint (Verilator -Wall, the Yosys latch and loop checks, Icarus) on
@@ -318,15 +464,9 @@ func lintReports(ctx context.Context, dir string, modules []string, step func())
 		lists[m] = "tb/" + m + ".f"
 	}
 	for top, list := range lists {
-		data, err := os.ReadFile(filepath.Join(dir, list))
+		files, err := rtlOfList(dir, list)
 		if err != nil {
 			return fmt.Errorf("handoff: lint %s: %w", top, err)
-		}
-		var files []string
-		for _, f := range strings.Fields(string(data)) {
-			if !strings.HasPrefix(f, "tb/") {
-				files = append(files, filepath.Join(dir, f))
-			}
 		}
 		rep, err := lint.Run(ctx, files, top, lint.Options{})
 		if err != nil {

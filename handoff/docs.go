@@ -2,11 +2,13 @@ package handoff
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 )
 
 // verifyScript is verify.sh: POSIX sh, sha256sum, Icarus and Verilator; no Go.
-func verifyScript(modules, gateModules []string) string {
+func verifyScript(modules, gateModules, flops, subset []string, subsetCycles int) string {
 	return `#!/bin/sh
 # verify.sh -- checks this bundle with no Go: every file's hash (SHA256SUMS), then every
 # testbench under tb/ against every recording under vectors/, in Icarus and in Verilator, then
@@ -14,7 +16,11 @@ func verifyScript(modules, gateModules []string) string {
 #   SIMS="icarus verilator"   the RTL simulators to run (default both)
 #   GLS=1                     the gate-level replays (0: skip them)
 #   CELLS=FILE                the osu018 cells' Verilog models (default qflow's)
-#   SEED=1                    the testbenches' backpressure seed
+#   SEED=1                    the testbenches' backpressure seed and the gate level's power-up seed
+#   POWER_UP=random           the gate level's flip-flops and memory words start at random values
+#                             (gls/power_up.v); x: unknown, the library's models as they are
+#   GLS_CYCLES=N              the gate level of the modules in GLS_SUBSET replays the first N
+#                             cycles of each recording (0: all of them)
 #   WORK=DIR                  where to build (default a temporary folder, removed at the end)
 #   MODULES="a b"             only these modules' testbenches (default every one)
 # Exit status 0 only when every check passed.
@@ -26,11 +32,11 @@ CELLS=${CELLS:-/usr/share/qflow/tech/osu018/osu018_stdcells.v}
 SEED=${SEED:-1}
 ALL_MODULES="` + strings.Join(modules, " ") + `"
 MODULES=${MODULES:-$ALL_MODULES}
-ALL_GATE_MODULES="` + strings.Join(gateModules, " ") + `"   # (README.md: why the others have no gate level)
-GATE_MODULES=""
-for m in $ALL_GATE_MODULES; do
-  case " $MODULES " in *" $m "*) GATE_MODULES="$GATE_MODULES $m" ;; esac
-done
+GATE_MODULES="` + strings.Join(gateModules, " ") + `"   # the modules with a netlist under gls/
+POWER_UP=${POWER_UP:-random}
+POWER_UP_CELLS="` + strings.Join(flops, " ") + `"
+GLS_SUBSET="` + strings.Join(subset, " ") + `"
+GLS_CYCLES=${GLS_CYCLES:-` + strconv.Itoa(subsetCycles) + `}
 if [ -n "${WORK:-}" ]; then work=$WORK; mkdir -p "$work"; else work=$(mktemp -d); trap 'rm -rf "$work"' EXIT; fi
 echo "== hashes (SHA256SUMS)"
 if ! sha256sum --quiet -c SHA256SUMS; then
@@ -83,15 +89,34 @@ if [ "$GLS" = 1 ]; then
     echo "verify: FAILED: no osu018 cell models at $CELLS (set CELLS, or GLS=0 to skip the gate level)"
     failed=$((failed+1))
   else
-    for m in $GATE_MODULES; do
-      echo "== $m gate level (osu018 netlist, Icarus)"
-      # The cells first, through a command file like the rest (Icarus reads -f files before
-      # the others): their implicit nets need the default net type the RTL files reset.
-      printf '%s\n' "$CELLS" >"$work/cells.f"
-      if ! iverilog -g2012 -T typ -s "tb_$m" -o "$work/gls_$m" -f "$work/cells.f" -f "gls/$m.f" 2>"$work/gls_$m.log"; then
+    # The cells first, through a command file like the rest (Icarus reads -f files before the
+    # others): their implicit nets need the default net type the RTL files reset.
+    power=""
+    case $POWER_UP in
+      random)
+        # The library without the flip-flops gls/power_up.v models with a random power-up.
+        for cell in $POWER_UP_CELLS; do
+          if [ "$(grep -c "^module $cell " "$CELLS")" != 1 ]; then
+            echo "verify: FAILED: $CELLS does not define $cell once (POWER_UP=x uses it as it is)"; exit 1
+          fi
+        done
+        awk -v cells=" $POWER_UP_CELLS " '/^module /{ if (index(cells, " " $2 " ")) skip=1 }
+          !skip { print } skip && /^endmodule/ { skip=0 }' "$CELLS" >"$work/cells.v"
+        printf '%s\n' "$work/cells.v" gls/power_up.v >"$work/cells.f"
+        power="-DMRGEN_POWER_UP_SEED=$SEED -s mrgen_power_up" ;;
+      x) printf '%s\n' "$CELLS" >"$work/cells.f" ;;
+      *) echo "verify: POWER_UP is random or x, not $POWER_UP"; exit 2 ;;
+    esac
+    for m in $MODULES; do
+      case " $GATE_MODULES " in *" $m "*) ;; *) continue ;; esac
+      cycles=""
+      case " $GLS_SUBSET " in *" $m "*) if [ "$GLS_CYCLES" -gt 0 ]; then cycles="+cycles=$GLS_CYCLES"; fi ;; esac
+      echo "== $m gate level (osu018 netlist, Icarus, power-up $POWER_UP${cycles:+, the first $GLS_CYCLES cycles})"
+      # shellcheck disable=SC2086 # power holds two options
+      if ! iverilog -g2012 -T typ $power -s "tb_$m" -o "$work/gls_$m" -f "$work/cells.f" -f "gls/$m.f" 2>"$work/gls_$m.log"; then
         cat "$work/gls_$m.log"; echo "verify: the $m netlist does not build"; failed=$((failed+1)); continue
       fi
-      replay gate "$m" "vvp -n $work/gls_$m"
+      replay gate "$m" "vvp -n $work/gls_$m $cycles"
     done
   fi
 fi
@@ -100,7 +125,7 @@ echo "== verify: $runs replays, $failed failed"
 `
 }
 
-func readme(opt Options, commit string, modules []string, tx map[string]int) string {
+func readme(opt Options, commit string, modules, gateModules []string, tx map[string]int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# mrgen handoff bundle: configuration %s\n\n", opt.Config.Name)
 	fmt.Fprintf(&b, "Generated by mrgen %s, commit %s, from configuration `%s` (sha256 %s). Every file's\n"+
@@ -116,10 +141,11 @@ func readme(opt Options, commit string, modules []string, tx map[string]int) str
 | ` + "`constraints/nic_top.sdc`" + ` | the clock, the input and output delays per port group, the reset's false path |
 | ` + "`vectors/<module>/<scenario>/`" + ` | golden vectors recorded from co-simulation runs that matched the golden model (below) |
 | ` + "`tb/tb_<module>.v`, `tb/<module>.f`" + ` | a self-checking testbench in plain Verilog per module, and its file list |
-| ` + "`gls/<module>.v`, `gls/<module>.f`, `gls/macros/`" + ` | the module's osu018 gate-level netlist from the QoR flow (the one OpenSTA timed, fanout buffered, memory macros left as instances) and its file list; each macro as the netlist instantiates it (a pin per bit) around its behavioural model |
+| ` + "`gls/<module>.v`, `gls/<module>.f`, `gls/macros/`" + ` | the module's osu018 gate-level netlist from the QoR flow (the one OpenSTA timed, fanout buffered, memory macros left as instances) and its file list; each macro as the netlist instantiates it (a pin per bit) around its behavioural model; ` + "`gls/power_up.v`" + `, the flip-flops' random power-up ("The gate level", below) |
 | ` + "`docs/`" + ` | the wire format, the NIC's instance tree with each module's latency and II (` + "`nic.md`" + `), and one spec per module (` + "`blocks/`" + `): ports, clock and reset, latency, II, tables, instances, generated from the Go descriptions the RTL comes from |
 | ` + "`reports/lint/<top>.txt`" + ` | Verilator ` + "`-Wall`" + `, the Yosys latch and loop checks and Icarus on ` + "`nic_top`" + ` and each module with vectors, as shipped (the bundle is not written if one fails) |
 | ` + "`reports/timing/<module>.json`" + ` | OpenSTA on that netlist at the configuration's clock: the critical path, its start, end and cells, WNS, TNS, area (pre-layout) |
+| ` + "`reports/formal/<module>.json`" + ` | the bounded model check of the module's embedded assertions (` + "`ifdef FORMAL`" + `) on this RTL: depth, verdict, the Yosys and yosys-abc commands |
 | ` + "`verify.sh`" + ` | checks the hashes, then replays every recording in every testbench under Icarus and Verilator, then on the gate-level netlists under Icarus |
 | ` + "`CHECKLIST.md`" + ` | the sign-off items and their status |
 
@@ -127,8 +153,10 @@ func readme(opt Options, commit string, modules []string, tx map[string]int) str
 
     ./verify.sh                       # hashes, then every testbench under Icarus and Verilator
     SIMS=icarus ./verify.sh           # one simulator
-    SEED=7 ./verify.sh                # other backpressure
     GLS=0 ./verify.sh                 # without the gate-level replays
+    SEED=3 ./verify.sh                # another power-up of the gate level too
+    POWER_UP=x ./verify.sh            # the gate level from unknown (X) flip-flops and memories
+    GLS_CYCLES=0 ./verify.sh          # the gate level of every module on whole recordings
     MODULES="sack_unit rx_acker" ./verify.sh   # only these modules' replays
     CELLS=/path/osu018_stdcells.v ./verify.sh   # the cell models elsewhere
 
@@ -183,10 +211,28 @@ Recorded here (` + fmt.Sprintf("%d", opt.Packets) + ` packets per scenario, seed
 	for _, m := range modules { // sorted by build
 		fmt.Fprintf(&b, "| `%s` | %d |\n", m, tx[m])
 	}
-	b.WriteString("\nNo gate-level replay (verify.sh runs the netlists of `GATE_MODULES` only):\n\n")
+	b.WriteString(`
+## The gate level
+
+` + "`verify.sh`" + ` replays every module's recordings on its osu018 netlist (` + "`gls/`" + `) under Icarus.
+**Power-up.** By default (` + "`POWER_UP=random`" + `) every flip-flop and every memory word starts at a
+random value drawn from ` + "`SEED`" + `, as in silicon and as a commercial simulator's random register
+initialisation does: ` + "`gls/power_up.v`" + ` models the library's flip-flops with that power-up and
+` + "`verify.sh`" + ` compiles it in place of the library's models of the same cells; the macro shells
+randomise their words. A replay that passes for every seed shows that the netlist does not depend
+on the power-up state. With ` + "`POWER_UP=x`" + ` they start unknown, with the library's models as they are: the
+netlist then goes unknown where the RTL does not (X-pessimism: a netlist does not mask an unknown
+that the logic ignores, as the RTL's if/case does), in tx_engine and nic_top at their first send,
+from state that was never written and that no output depends on.
+`)
 	for _, m := range modules {
-		if why, skip := NoGateLevel[m]; skip {
-			fmt.Fprintf(&b, "- `%s`: %s.\n", m, why)
+		if !slices.Contains(gateModules, m) {
+			fmt.Fprintf(&b, "\n**`%s`** has no netlist in this bundle (built with `--no-top-gates`: its whole synthesis "+
+				"and gate-level simulation grow with the configuration); a bundle of a small configuration holds it.\n", m)
+		}
+		if why, ok := GateSubset[m]; ok && slices.Contains(gateModules, m) {
+			fmt.Fprintf(&b, "\n**`%s`** replays the first %d cycles of each recording at the gate level (`GLS_CYCLES=0`: all): %s.\n",
+				m, gateSubsetCycles, why)
 		}
 	}
 	b.WriteString("\nScenarios that reset in the middle of traffic are recorded only as Timed recordings (the reset is\n" +
@@ -197,7 +243,7 @@ Recorded here (` + fmt.Sprintf("%d", opt.Packets) + ` packets per scenario, seed
 
 // checklist is CHECKLIST.md: sign-off stages after OpenTitan's D (design) and V (verification)
 // stages, each item with its evidence in the bundle and its status.
-func checklist(modules []string) string {
+func checklist(modules, gateModules []string) string {
 	var b strings.Builder
 	b.WriteString("# Sign-off checklist\n\nStages after OpenTitan's D1–D3 (design) and V1–V3 (verification). " +
 		"Status: **pass** (its evidence is in this bundle and `verify.sh` checks it where it can), " +
@@ -211,23 +257,30 @@ func checklist(modules []string) string {
 		{"D2", "Lint clean (Verilator -Wall, Yosys latch and loop checks, Icarus): nic_top and every block with vectors", "`reports/lint/`", "pass"},
 		{"D2", "Per-block specs (ports, latency, II, tables, reset), generated from the Go descriptions", "`docs/blocks/`", "pass"},
 		{"D2", "The wire format and the NIC's block diagram with each stage's latency", "`docs/wire-format.md`, `docs/nic.md`", "pass"},
-		{"D3", "Timing of nic_top at the target clock (pre-layout)", "— (the blocks' own are under `reports/timing/`)", "not done"},
 		{"D3", "Area and FPGA fit", "`reports/synthesis` (not in this bundle)", "not done"},
 	}
 	for _, m := range modules {
 		items = append(items, item{"V1", "Golden vectors for `" + m + "`", "`vectors/" + m + "/`", "pass"},
 			item{"V1", "`" + m + "` replays its vectors under Icarus and Verilator", "`tb/tb_" + m + ".v`, `verify.sh`", "pass"})
-		if why, skip := NoGateLevel[m]; skip {
-			items = append(items, item{"V2", "`" + m + "`'s osu018 netlist replays its vectors", "— (" + why + ")", "not done"})
+		if !slices.Contains(gateModules, m) {
+			items = append(items, item{"V2", "`" + m + "`'s osu018 netlist replays its vectors",
+				"— (built with `--no-top-gates`; a bundle of a small configuration holds it)", "not done"})
 			continue
 		}
-		items = append(items, item{"V2", "`" + m + "`'s osu018 netlist (the one OpenSTA timed) replays its vectors (Icarus)",
+		what := "`" + m + "`'s osu018 netlist (the one OpenSTA timed) replays its vectors (Icarus, random power-up)"
+		if _, ok := GateSubset[m]; ok {
+			what = fmt.Sprintf("`%s`'s osu018 netlist (the one OpenSTA timed) replays the first %d cycles of each recording (Icarus, random power-up)",
+				m, gateSubsetCycles)
+		}
+		items = append(items, item{"V2", what,
 			"`gls/" + m + ".v`, `verify.sh`", "pass"}, item{"D3", "`" + m + "` timing at the target clock (OpenSTA, pre-layout)",
 			"`reports/timing/" + m + ".json`", "reported"})
 	}
 	items = append(items,
 		item{"V2", "Cosim coverage behind the vectors", "`vectors/*/*/vectors.json` (coverage counts)", "pass"},
-		item{"V3", "Formal proofs of the safety properties", "`reports/formal` (not in this bundle)", "not done"})
+		item{"V3", "Bounded model checks of the SACK unit's embedded properties (sack_rx, sack_tx) on this RTL, from reset past the table's clear",
+			"`reports/formal/`", "pass"},
+		item{"V3", "Unbounded proofs (k-induction) and properties of the other blocks", "— (not in this bundle)", "not done"})
 	b.WriteString("| stage | item | evidence | status |\n|---|---|---|---|\n")
 	for _, it := range items {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", it.stage, it.what, it.evidence, it.status)

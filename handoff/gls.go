@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/mrgen/mrgen/config"
@@ -110,8 +113,94 @@ func macroShell(d *gen.Design, module string) ([]byte, error) {
 		}
 		conns = append(conns, fmt.Sprintf(".%s(%s)", p.Name, p.Name))
 	}
-	fmt.Fprintf(&b, "module %s (%s);\n%s\n%s\n  %s_model u_model (%s);\nendmodule\n", module,
+	fmt.Fprintf(&b, "module %s (%s);\n%s\n%s\n  %s_model u_model (%s);\n%sendmodule\n", module,
 		strings.Join(pins, ", "), strings.Join(decls, "\n"), strings.Join(assigns, "\n"), module,
-		strings.Join(conns, ", "))
+		strings.Join(conns, ", "), macroPowerUp(m))
 	return []byte(b.String()), nil
+}
+
+// macroPowerUp is the shell's power-up block: with MRGEN_POWER_UP_SEED defined (verify.sh's
+// default gate level), every word of the model and its read register start at random values
+// from gls/power_up.v's seed, as an SRAM's cells do at power-up.
+func macroPowerUp(m *hdl.Module) string {
+	width := 0
+	for _, p := range m.Ports {
+		if p.Name == "rdata" {
+			width = p.Width
+		}
+	}
+	words := make([]string, (width+31)/32)
+	for i := range words {
+		words[i] = "$random(mrgen_power_up.seed)"
+	}
+	rnd := "{" + strings.Join(words, ", ") + "}"
+	return "`ifdef MRGEN_POWER_UP_SEED\n" +
+		"  // Power-up (gls/power_up.v): every word and the read register start at random values.\n" +
+		"  initial begin : power_up\n" +
+		"    integer i;\n" +
+		"    for (i = 0; i < u_model.DEPTH; i = i + 1) begin\n" +
+		"      u_model.mem[i] = " + rnd + ";\n" +
+		"    end\n" +
+		"    u_model.rdata = " + rnd + ";\n" +
+		"  end\n" +
+		"`endif\n"
+}
+
+// flopModels are the osu018 flip-flops the gate-level netlists may use, as gls/power_up.v
+// models them: the library's function (Q takes D at the clock edge; in Icarus' zero-delay
+// simulation the library model's timing checks do nothing) with a random power-up value.
+var flopModels = map[string]string{
+	"DFFPOSX1": "posedge",
+	"DFFNEGX1": "negedge",
+}
+
+var cellRE = regexp.MustCompile(`(?m)^([A-Z][A-Z0-9_]*) [A-Za-z_][A-Za-z0-9_]* \(`)
+
+// netlistFlops are the flip-flop cells netlist instantiates, sorted; an error names a stateful
+// cell (a flip-flop or latch) that flopModels does not model.
+func netlistFlops(module string, netlist []byte) ([]string, error) {
+	seen := map[string]bool{}
+	for _, m := range cellRE.FindAllSubmatch(netlist, -1) {
+		cell := string(m[1])
+		if _, ok := flopModels[cell]; ok {
+			seen[cell] = true
+		} else if strings.HasPrefix(cell, "DFF") || strings.HasPrefix(cell, "LATCH") {
+			return nil, fmt.Errorf("handoff: the %s netlist uses %s, which has no power-up model", module, cell)
+		}
+	}
+	return slices.Sorted(maps.Keys(seen)), nil
+}
+
+// powerUpModels is gls/power_up.v: the seed (module mrgen_power_up, a second top) and each flop
+// cell of flops with a random power-up value. verify.sh compiles it in place of the library's
+// models of those cells.
+func powerUpModels(flops []string) []byte {
+	var b strings.Builder
+	b.WriteString(`// gls/power_up.v -- the gate-level replays' power-up (verify.sh, POWER_UP=random).
+// Silicon starts every flip-flop without reset and every SRAM word at an arbitrary value; a
+// 4-state simulation starts them unknown (X), and a netlist, unlike the RTL's if/case, does not
+// mask an X that the logic ignores (X-pessimism). Here each starts at a random value from one
+// seed, as a commercial simulator's random register initialisation does (VCS
+// +vcs+initreg+random, Xcelium -xminit rand): a replay that passes for every seed shows the
+// netlist does not depend on the power-up state. verify.sh compiles these flip-flops in place
+// of the library's models of the same cells (the library's others are used as they are), with
+// -DMRGEN_POWER_UP_SEED=<seed>; the memory macros' shells (gls/macros/) randomise their words.
+` + "`timescale 1ns / 1ps\n\n")
+	b.WriteString("// The seed every power-up value is drawn from, in order (a second top-level module).\n")
+	b.WriteString("module mrgen_power_up;\n  integer seed = `MRGEN_POWER_UP_SEED;\nendmodule\n")
+	for _, cell := range flops {
+		fmt.Fprintf(&b, `
+// %[1]s: Q takes D at the clock's %[2]s; a random value until the first edge.
+module %[1]s (CLK, D, Q);
+  input CLK;
+  input D;
+  output Q;
+  reg q;
+  initial q = $random(mrgen_power_up.seed);
+  always @(%[2]s CLK) q <= D;
+  assign Q = q;
+endmodule
+`, cell, flopModels[cell])
+	}
+	return []byte(b.String())
 }
