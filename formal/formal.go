@@ -28,7 +28,9 @@ var ErrToolMissing = errors.New("tool not found on PATH; run make deps")
 // Result is the outcome of one bounded check.
 type Result struct {
 	Top     string  `json:"top"`
-	Depth   int     `json:"depth"`   // cycles searched
+	Depth   int     `json:"depth"`   // cycles asked for
+	Frames  int     `json:"frames"`  // cycles searched with no counterexample (Depth unless time ran out)
+	Limited bool    `json:"limited"` // the time limit stopped the search before Depth
 	Passed  bool    `json:"passed"`  // no assertion can fail within Depth cycles
 	Frame   int     `json:"frame"`   // the cycle of the first failure (when !Passed)
 	Seconds float64 `json:"seconds"` // wall time of the search
@@ -43,6 +45,12 @@ var (
 // BMC checks the assertions of top over depth cycles. files are all the RTL sources; workDir
 // receives the AIGER model and logs ("" = a temporary directory, removed afterwards).
 func BMC(ctx context.Context, files []string, top string, depth int, workDir string) (*Result, error) {
+	return BMCWithin(ctx, files, top, depth, 0, workDir)
+}
+
+// BMCWithin is BMC with a limit on the search's time (0: none): when it runs out, the result
+// passes with the frames searched so far (Limited).
+func BMCWithin(ctx context.Context, files []string, top string, depth int, limit time.Duration, workDir string) (*Result, error) {
 	if depth < 1 || depth > 1000 {
 		return nil, fmt.Errorf("formal: depth %d out of range 1..1000", depth)
 	}
@@ -63,6 +71,9 @@ func BMC(ctx context.Context, files []string, top string, depth int, workDir str
 	}
 	aig := filepath.Join(workDir, top+".aig")
 	script, abcScript := Scripts(files, top, aig, depth)
+	if limit > 0 {
+		abcScript += fmt.Sprintf(" -T %d", int(limit.Seconds()+0.5))
+	}
 	if out, err := run(ctx, workDir, "yosys", "-q", "-p", script); err != nil {
 		return nil, fmt.Errorf("formal: yosys model of %s: %w\n%s", top, err, tail(out, 20))
 	}
@@ -78,6 +89,8 @@ func BMC(ctx context.Context, files []string, top string, depth int, workDir str
 		res.Frame, _ = strconv.Atoi(m[2])
 	case passRE.MatchString(out):
 		res.Passed = true
+		res.Frames, _ = strconv.Atoi(passRE.FindStringSubmatch(out)[1])
+		res.Limited = res.Frames < depth
 	default:
 		return nil, fmt.Errorf("formal: bmc3 of %s gave no verdict:\n%s", top, tail(out, 20))
 	}

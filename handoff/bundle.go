@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mrgen/mrgen/config"
 	"github.com/mrgen/mrgen/cosim"
@@ -381,6 +382,9 @@ func synthesizeAll(ctx context.Context, opt Options, modules []string, blockOf m
 // gateJobs is how many gate-level syntheses run at once.
 const gateJobs = 2
 
+// formalLimit bounds each check's search: the frames it reached are reported.
+const formalLimit = 10 * time.Minute
+
 // formalTops are the modules with embedded properties (`ifdef FORMAL) that formalReports
 // checks, and the file list that holds them.
 var formalTops = []struct{ top, list string }{{"sack_rx", "tb/sack_unit.f"}, {"sack_tx", "tb/sack_unit.f"}}
@@ -388,18 +392,21 @@ var formalTops = []struct{ top, list string }{{"sack_rx", "tb/sack_unit.f"}, {"s
 // FormalReport is reports/formal/<top>.json: one bounded model check of a module's embedded
 // assertions, on the bundle's RTL.
 type FormalReport struct {
-	Top      string   `json:"top"`
-	Method   string   `json:"method"`
-	Depth    int      `json:"depth"`        // cycles from reset searched
-	Clear    int      `json:"clear_cycles"` // of them, the post-reset clear of the SACK table
-	Passed   bool     `json:"passed"`
-	Commands []string `json:"commands"` // from the bundle's folder
+	Top       string   `json:"top"`
+	Method    string   `json:"method"`
+	Depth     int      `json:"depth"`              // cycles from reset asked for
+	Frames    int      `json:"frames"`             // cycles searched: Depth, or fewer when the time limit ran out
+	TimeLimit int      `json:"time_limit_seconds"` // of the search
+	Clear     int      `json:"clear_cycles"`       // the post-reset clear of the SACK table
+	Passed    bool     `json:"passed"`
+	Commands  []string `json:"commands"` // from the bundle's folder
 }
 
-// formalReports runs the bounded model check (formal.BMC: Yosys, yosys-abc bmc3) of every
-// module with embedded properties on the bundle's RTL, into reports/formal/. The search reaches
-// past the table's post-reset clear (one cycle per connection and path) by 16 cycles. A
-// counterexample is an error: the bundle is not written.
+// formalReports runs the bounded model check (formal.BMCWithin: Yosys, yosys-abc bmc3) of every
+// module with embedded properties on the bundle's RTL, into reports/formal/. The search aims 16
+// cycles past the table's post-reset clear (one cycle per connection and path), within
+// formalLimit; the report gives the cycles it reached. A counterexample is an error: the bundle
+// is not written.
 func formalReports(ctx context.Context, dir string, c config.Config, step func()) error {
 	clear := c.Connections * c.PathsPerConnection
 	depth := clear + 16
@@ -408,7 +415,7 @@ func formalReports(ctx context.Context, dir string, c config.Config, step func()
 		if err != nil {
 			return fmt.Errorf("handoff: formal %s: %w", ft.top, err)
 		}
-		res, err := formal.BMC(ctx, files, ft.top, depth, "")
+		res, err := formal.BMCWithin(ctx, files, ft.top, depth, formalLimit, "")
 		if err != nil {
 			return fmt.Errorf("handoff: formal %s: %w", ft.top, err)
 		}
@@ -420,8 +427,9 @@ func formalReports(ctx context.Context, dir string, c config.Config, step func()
 			rel[i], _ = filepath.Rel(dir, f)
 		}
 		ys, abc := formal.Scripts(rel, ft.top, ft.top+".aig", depth)
+		abc += fmt.Sprintf(" -T %d", int(formalLimit.Seconds()))
 		rep := FormalReport{Top: ft.top, Method: "bounded model check of the `ifdef FORMAL assertions from reset",
-			Depth: depth, Clear: clear, Passed: true,
+			Depth: depth, Frames: res.Frames, Clear: clear, Passed: true, TimeLimit: int(formalLimit.Seconds()),
 			Commands: []string{"yosys -q -p '" + ys + "'", "yosys-abc -c '" + abc + "'"}}
 		text, err := json.MarshalIndent(rep, "", "  ")
 		if err != nil {

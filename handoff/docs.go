@@ -145,7 +145,7 @@ func readme(opt Options, commit string, modules, gateModules []string, tx map[st
 | ` + "`docs/`" + ` | the wire format, the NIC's instance tree with each module's latency and II (` + "`nic.md`" + `), and one spec per module (` + "`blocks/`" + `): ports, clock and reset, latency, II, tables, instances, generated from the Go descriptions the RTL comes from |
 | ` + "`reports/lint/<top>.txt`" + ` | Verilator ` + "`-Wall`" + `, the Yosys latch and loop checks and Icarus on ` + "`nic_top`" + ` and each module with vectors, as shipped (the bundle is not written if one fails) |
 | ` + "`reports/timing/<module>.json`" + ` | OpenSTA on that netlist at the configuration's clock: the critical path, its start, end and cells, WNS, TNS, area (pre-layout) |
-| ` + "`reports/formal/<module>.json`" + ` | the bounded model check of the module's embedded assertions (` + "`ifdef FORMAL`" + `) on this RTL: depth, verdict, the Yosys and yosys-abc commands |
+| ` + "`reports/formal/<module>.json`" + ` | the bounded model check of the module's embedded assertions (` + "`ifdef FORMAL`" + `) on this RTL: the cycles from reset asked for (16 past the SACK table's clear) and searched within the time limit, the verdict, the Yosys and yosys-abc commands |
 | ` + "`verify.sh`" + ` | checks the hashes, then replays every recording in every testbench under Icarus and Verilator, then on the gate-level netlists under Icarus |
 | ` + "`CHECKLIST.md`" + ` | the sign-off items and their status |
 
@@ -278,7 +278,7 @@ func checklist(modules, gateModules []string) string {
 	}
 	items = append(items,
 		item{"V2", "Cosim coverage behind the vectors", "`vectors/*/*/vectors.json` (coverage counts)", "pass"},
-		item{"V3", "Bounded model checks of the SACK unit's embedded properties (sack_rx, sack_tx) on this RTL, from reset past the table's clear",
+		item{"V3", "Bounded model checks of the SACK unit's embedded properties (sack_rx, sack_tx) on this RTL, from reset (each report gives the cycles searched)",
 			"`reports/formal/`", "pass"},
 		item{"V3", "Unbounded proofs (k-induction) and properties of the other blocks", "— (not in this bundle)", "not done"})
 	b.WriteString("| stage | item | evidence | status |\n|---|---|---|---|\n")
