@@ -14,7 +14,7 @@ BUILDVCS := $(shell git rev-parse HEAD >/dev/null 2>&1 && echo -buildvcs=true ||
 # see a rebuilt model library (docs/toolchain.md), so every run is -count=1.
 TESTFLAGS ?= -count=1 -timeout 40m
 
-.PHONY: all deps build demo test test-short lint fmt vet bench fuzz synth qor cosim cosim-parser regress results clean
+.PHONY: all deps build demo test test-short lint fmt vet bench fuzz handoff-tiny synth qor cosim cosim-parser regress results clean
 
 all: build
 
@@ -63,6 +63,12 @@ regress: deps build
 
 # Yosys + nextpnr-ice40 for the HX8K; writes out/synth.json (the demo summary reads it).
 BOARD ?= ice40-hx8k
+# The silicon handoff bundle at nic-tiny with nic_top's netlist (make test's leaves it out), then
+# its verify.sh: hashes, every testbench under Icarus and Verilator, every netlist (about an hour).
+handoff-tiny: deps build
+	$(MRGEN) --config configs/synth/nic-tiny.yaml handoff --out out/handoff-tiny --force
+	sh out/handoff-tiny/verify.sh
+
 synth: deps build
 	@mkdir -p out
 	$(MRGEN) --config $(CONFIG) synth --board $(BOARD) --json > out/synth.json
