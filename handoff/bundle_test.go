@@ -95,7 +95,7 @@ func TestHandoffBundle(t *testing.T) {
 		require.NoError(t, err)
 		var rep handoff.FormalReport
 		require.NoError(t, json.Unmarshal(data, &rep))
-		require.Equal(t, handoff.FormalReport{Top: top, Method: rep.Method, Depth: 18, Frames: 18, TimeLimit: 600,
+		require.Equal(t, handoff.FormalReport{Top: top, Method: rep.Method, Depth: 18, Frames: 18, TimeLimit: 120,
 			Clear: 2, Passed: true, Commands: rep.Commands}, rep)
 		require.Len(t, rep.Commands, 2)
 		require.Contains(t, rep.Commands[1], "bmc3 -F 18")
