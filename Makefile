@@ -12,7 +12,7 @@ MRGEN   := bin/mrgen
 BUILDVCS := $(shell git rev-parse HEAD >/dev/null 2>&1 && echo -buildvcs=true || echo -buildvcs=false)
 # Tests that load Verilated models must not be served from Go's test cache: the cache does not
 # see a rebuilt model library (docs/toolchain.md), so every run is -count=1.
-TESTFLAGS ?= -count=1 -timeout 40m
+TESTFLAGS ?= -count=1 -timeout 45m
 
 .PHONY: all deps build demo test test-short lint fmt vet bench fuzz handoff-tiny synth qor cosim cosim-parser regress results clean
 
