@@ -30,7 +30,6 @@ type Result struct {
 	Top     string  `json:"top"`
 	Depth   int     `json:"depth"`   // cycles asked for
 	Frames  int     `json:"frames"`  // cycles searched with no counterexample (Depth unless time ran out)
-	Limited bool    `json:"limited"` // the time limit stopped the search before Depth
 	Passed  bool    `json:"passed"`  // no assertion can fail within Depth cycles
 	Frame   int     `json:"frame"`   // the cycle of the first failure (when !Passed)
 	Seconds float64 `json:"seconds"` // wall time of the search
@@ -49,7 +48,7 @@ func BMC(ctx context.Context, files []string, top string, depth int, workDir str
 }
 
 // BMCWithin is BMC with a limit on the search's time (0: none): when it runs out, the result
-// passes with the frames searched so far (Limited).
+// passes with the frames searched so far (Frames < Depth).
 func BMCWithin(ctx context.Context, files []string, top string, depth int, limit time.Duration, workDir string) (*Result, error) {
 	if depth < 1 || depth > 1000 {
 		return nil, fmt.Errorf("formal: depth %d out of range 1..1000", depth)
@@ -70,10 +69,7 @@ func BMCWithin(ctx context.Context, files []string, top string, depth int, limit
 		return nil, fmt.Errorf("formal: %w", err)
 	}
 	aig := filepath.Join(workDir, top+".aig")
-	script, abcScript := Scripts(files, top, aig, depth)
-	if limit > 0 {
-		abcScript += fmt.Sprintf(" -T %d", int(limit.Seconds()+0.5))
-	}
+	script, abcScript := Scripts(files, top, aig, depth, limit)
 	if out, err := run(ctx, workDir, "yosys", "-q", "-p", script); err != nil {
 		return nil, fmt.Errorf("formal: yosys model of %s: %w\n%s", top, err, tail(out, 20))
 	}
@@ -90,7 +86,6 @@ func BMCWithin(ctx context.Context, files []string, top string, depth int, limit
 	case passRE.MatchString(out):
 		res.Passed = true
 		res.Frames, _ = strconv.Atoi(passRE.FindStringSubmatch(out)[1])
-		res.Limited = res.Frames < depth
 	default:
 		return nil, fmt.Errorf("formal: bmc3 of %s gave no verdict:\n%s", top, tail(out, 20))
 	}
@@ -98,8 +93,9 @@ func BMCWithin(ctx context.Context, files []string, top string, depth int, limit
 }
 
 // Scripts are BMC's two steps: the Yosys script that writes the AIGER model of top's
-// assertions from files to aig, and the yosys-abc script that searches it depth cycles deep.
-func Scripts(files []string, top, aig string, depth int) (yosys, abc string) {
+// assertions from files to aig, and the yosys-abc script that searches it depth cycles deep,
+// within limit of its CPU time (0: none).
+func Scripts(files []string, top, aig string, depth int, limit time.Duration) (yosys, abc string) {
 	quoted := make([]string, len(files))
 	for i, f := range files {
 		quoted[i] = strconv.Quote(f)
@@ -121,7 +117,11 @@ func Scripts(files []string, top, aig string, depth int) (yosys, abc string) {
 		"opt_clean",
 		"write_aiger -zinit " + strconv.Quote(aig),
 	}, "; ")
-	return yosys, fmt.Sprintf("read_aiger %s; fold; bmc3 -F %d", aig, depth)
+	abc = fmt.Sprintf("read_aiger %s; fold; bmc3 -F %d", aig, depth)
+	if limit > 0 {
+		abc += fmt.Sprintf(" -T %d", int(limit.Seconds()+0.5))
+	}
+	return yosys, abc
 }
 
 func run(ctx context.Context, dir, prog string, args ...string) (string, error) {

@@ -276,11 +276,7 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, c := range cells {
-			if !slices.Contains(flops, c) {
-				flops = append(flops, c)
-			}
-		}
+		flops = append(flops, cells...)
 		files["reports/timing/"+m+".json"] = g.Timing
 		var list []string
 		for mac, text := range g.Macros {
@@ -297,6 +293,7 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 	}
 	specFiles(rtl.designs, docs.WireFormat, files)
 	slices.Sort(flops)
+	flops = slices.Compact(flops)
 	files["gls/power_up.v"] = powerUpModels(flops)
 	for _, m := range gateModules {
 		if _, ok := GateSubset[m]; ok {
@@ -426,8 +423,7 @@ func formalReports(ctx context.Context, dir string, c config.Config, step func()
 		for i, f := range files {
 			rel[i], _ = filepath.Rel(dir, f)
 		}
-		ys, abc := formal.Scripts(rel, ft.top, ft.top+".aig", depth)
-		abc += fmt.Sprintf(" -T %d", int(formalLimit.Seconds()))
+		ys, abc := formal.Scripts(rel, ft.top, ft.top+".aig", depth, formalLimit)
 		rep := FormalReport{Top: ft.top, Method: "bounded model check of the `ifdef FORMAL assertions from reset",
 			Depth: depth, Frames: res.Frames, Clear: clear, Passed: true, TimeLimit: int(formalLimit.Seconds()),
 			Commands: []string{"yosys -q -p '" + ys + "'", "yosys-abc -c '" + abc + "'"}}
