@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -27,21 +29,27 @@ import (
 	"github.com/mrgen/mrgen/internal/blocks"
 	"github.com/mrgen/mrgen/internal/version"
 	"github.com/mrgen/mrgen/lint"
+	"github.com/mrgen/mrgen/qor"
 	"github.com/mrgen/mrgen/verilator"
 )
 
 // Options configure one bundle.
 type Options struct {
-	Config     config.Config
-	ConfigPath string
-	Version    string // the generator's version
-	Out        string // the bundle's folder
-	Force      bool   // replace a non-empty Out
-	Packets    int    // packets per recorded scenario
-	Seed       uint64
-	NoTopGates bool      // no gate level for nic_top (the blocks' netlists stay)
-	CacheDir   string    // Verilated models ("" = default)
-	Log        io.Writer // each step's line; nil discards
+	Config      config.Config
+	ConfigPath  string
+	Version     string // the generator's version
+	Out         string // the bundle's folder
+	Force       bool   // replace a non-empty Out
+	Packets     int    // packets per recorded scenario
+	Seed        uint64
+	NoTopGates  bool   // no gate level for nic_top (the blocks' netlists stay)
+	NoSynthesis bool   // no reports/synthesis/ (its FPGA flows take minutes)
+	CacheDir    string // Verilated models ("" = default)
+	// ToolCache keeps the gate-level netlists and reports/synthesis/ by executable, tools'
+	// versions, configuration and RTL ("" = $MRGEN_CACHE/handoff, or the user's cache folder's
+	// mrgen/handoff): a second bundle of the same design reuses them.
+	ToolCache string
+	Log       io.Writer // each step's line; nil discards
 	// Progress, when set, is called as each step ends (a recording, a gate-level netlist, a
 	// lint) with the steps done and in all.
 	Progress func(done, total int)
@@ -174,7 +182,20 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 		gates--
 	}
 	distinct["nic_top"] = true
-	done, total := 0, len(recs)+gates+len(distinct)+len(formalTops)
+	work, err := os.MkdirTemp("", "mrgen-handoff-work-")
+	if err != nil {
+		return nil, fmt.Errorf("handoff: %w", err)
+	}
+	defer os.RemoveAll(work)
+	cache := openToolCache(opt.ToolCache)
+	var synthDesigns []qor.BlockDesign
+	synthSteps := 0
+	if !opt.NoSynthesis {
+		if synthDesigns, synthSteps, err = synthesisDesigns(opt, stamp, nil, filepath.Join(work, "synthesis")); err != nil {
+			return nil, err
+		}
+	}
+	done, total := 0, len(recs)+gates+len(distinct)+len(formalTops)+synthSteps
 	step := func() {
 		done++
 		if opt.Progress != nil {
@@ -253,20 +274,23 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 		files["tb/"+m+".f"] = []byte(strings.Join(append(list, "tb/tb_"+m+".v"), "\n") + "\n")
 	}
 	// Gate level: each module's osu018 netlist from the QoR flow, replayed on the same vectors.
-	work, err := os.MkdirTemp("", "mrgen-handoff-gls-")
-	if err != nil {
-		return nil, fmt.Errorf("handoff: %w", err)
-	}
-	defer os.RemoveAll(work)
 	var gateModules []string
 	for _, m := range modules {
 		if m != "nic_top" || !opt.NoTopGates {
 			gateModules = append(gateModules, m)
 		}
 	}
-	netlists, err := synthesizeAll(ctx, opt, gateModules, blockOf, stamp, work, step)
+	netlists, err := synthesizeAll(ctx, opt, cache, gateModules, blockOf, stamp, filepath.Join(work, "gates"), step)
 	if err != nil {
 		return nil, err
+	}
+	if !opt.NoSynthesis {
+		logf(opt.Log, "handoff: synthesis reports (%s)\n", strings.Join(targetNames(synthesisTargets), ", "))
+		synthFiles, err := synthesisReports(ctx, opt, cache, synthDesigns, synthSteps, filepath.Join(work, "synthesis"), step)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(files, synthFiles)
 	}
 	var flops, subset []string
 	for i, m := range gateModules {
@@ -301,8 +325,12 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 		}
 	}
 	files["verify.sh"] = []byte(verifyScript(modules, gateModules, flops, subset, gateSubsetCycles))
-	files["README.md"] = []byte(readme(opt, commit, modules, gateModules, sum.Transactions))
-	files["CHECKLIST.md"] = []byte(checklist(modules, gateModules))
+	tools, err := toolVersions(!opt.NoSynthesis)
+	if err != nil {
+		return nil, err
+	}
+	files["README.md"] = []byte(readme(opt, commit, modules, gateModules, sum.Transactions, tools))
+	files["CHECKLIST.md"] = []byte(checklist(modules, gateModules, !opt.NoSynthesis))
 	for path, content := range files {
 		p := filepath.Join(dir, filepath.FromSlash(path))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -322,12 +350,12 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 	if err := formalReports(ctx, dir, opt.Config, step); err != nil {
 		return nil, err
 	}
-	return sum, writeManifest(dir, opt, commit, sum)
+	return sum, writeManifest(dir, opt, commit, tools, sum)
 }
 
 // synthesizeAll runs the gate-level synthesis of every module, gateJobs at a time (each is one
 // Yosys and one OpenSTA process), and returns the netlists in the order of modules.
-func synthesizeAll(ctx context.Context, opt Options, modules []string, blockOf map[string]string,
+func synthesizeAll(ctx context.Context, opt Options, cache *toolCache, modules []string, blockOf map[string]string,
 	stamp func(string) gen.Stamp, work string, step func()) ([]*gateLevel, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -345,7 +373,7 @@ func synthesizeAll(ctx context.Context, opt Options, modules []string, blockOf m
 				mu.Lock()
 				logf(opt.Log, "handoff: gate-level netlist of %s (osu018)\n", m)
 				mu.Unlock()
-				gates[i], errs[i] = synthesizeGates(ctx, blockOf[m], m, opt.Config, stamp(blockOf[m]),
+				gates[i], errs[i] = synthesizeGates(ctx, cache, blockOf[m], m, opt.Config, stamp(blockOf[m]),
 					filepath.Join(work, m), nil)
 				if errs[i] != nil {
 					cancel()
@@ -625,7 +653,7 @@ func moduleFiles(rtl *rtlSet, top string) ([]string, error) {
 	return nil, fmt.Errorf("handoff: no design renders module %s", top)
 }
 
-func writeManifest(dir string, opt Options, commit string, sum *Summary) error {
+func writeManifest(dir string, opt Options, commit string, tools map[string]string, sum *Summary) error {
 	hashes := map[string]string{}
 	var paths []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -650,7 +678,7 @@ func writeManifest(dir string, opt Options, commit string, sum *Summary) error {
 	}
 	man := map[string]any{"generator": "mrgen", "version": opt.Version, "commit": commit,
 		"config": opt.Config.Name, "config_hash": opt.Config.Hash(), "seed": opt.Seed,
-		"packets_per_recording": opt.Packets, "files": hashes}
+		"packets_per_recording": opt.Packets, "tools": tools, "files": hashes}
 	js, err := json.MarshalIndent(man, "", "  ")
 	if err != nil {
 		return fmt.Errorf("handoff: manifest: %w", err)
@@ -670,4 +698,25 @@ func writeManifest(dir string, opt Options, commit string, sum *Summary) error {
 	sum.Files += 2
 	sum.Bytes += int64(len(js) + b.Len())
 	return os.WriteFile(filepath.Join(dir, "SHA256SUMS"), []byte(b.String()), 0o644)
+}
+
+// toolVersions are the version lines of the tools the bundle is built and checked with: the QoR
+// flow's (Yosys, OpenSTA; nextpnr-ice40 with the synthesis reports) and the simulators'.
+func toolVersions(synthesis bool) (map[string]string, error) {
+	targets := []qor.Target{qor.ASIC}
+	if synthesis {
+		targets = append(targets, synthesisTargets...)
+	}
+	out, err := qor.ToolVersions(targets...)
+	if err != nil {
+		return nil, fmt.Errorf("handoff: %w", err)
+	}
+	for name, args := range map[string][]string{"verilator": {"--version"}, "iverilog": {"-V"}} {
+		b, err := exec.Command(name, args...).CombinedOutput()
+		if err != nil && len(b) == 0 {
+			return nil, fmt.Errorf("handoff: %s %s: %w", name, strings.Join(args, " "), err)
+		}
+		out[name] = strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0])
+	}
+	return out, nil
 }

@@ -21,14 +21,18 @@ import (
 // reports. Without nic_top's netlist: its synthesis (about 5 minutes, twice) and its gate-level
 // compile and replay (about 10 minutes) would take the test past its time; `make handoff-tiny`
 // builds and checks the bundle with it.
-func buildBundle(t *testing.T, out string, force bool) *handoff.Summary {
+// Each build has a tool cache of its own (cache), so that the second one synthesizes again and
+// the byte-for-byte comparison covers the netlists. Without reports/synthesis/
+// (TestSynthesisReports measures two modules): all of them would add about N minutes.
+func buildBundle(t *testing.T, out, cache string, force bool) *handoff.Summary {
 	t.Helper()
 	c, err := config.Load("../configs/synth/nic-tiny.yaml")
 	require.NoError(t, err)
 	var steps []int
 	sum, err := handoff.Build(context.Background(), handoff.Options{Config: c, ConfigPath: "configs/synth/nic-tiny.yaml",
-		Version: "test", Out: out, Force: force, Packets: 300, Seed: 1, NoTopGates: true,
-		Progress: func(done, total int) { steps = append(steps, done, total) }})
+		Version: "test", Out: out, Force: force, Packets: 300, Seed: 1, NoTopGates: true, NoSynthesis: true,
+		ToolCache: cache,
+		Progress:  func(done, total int) { steps = append(steps, done, total) }})
 	require.NoError(t, err)
 	// Progress heard of every step, in order, the last one the total.
 	require.NotEmpty(t, steps)
@@ -79,10 +83,11 @@ func verify(t *testing.T, dir string, env []string) (string, error) {
 // that verify.sh catches a changed file and a changed design, and that a second build is the
 // same byte for byte. (One test: a build takes minutes.)
 func TestHandoffBundle(t *testing.T) {
+	t.Parallel() // beside TestSynthesisReports
 	tooltest.Require(t, "verilator", "g++", "make", "iverilog", "vvp", "sha256sum", "yosys", "sta")
 	tmp := t.TempDir()
 	out := filepath.Join(tmp, "bundle")
-	sum := buildBundle(t, out, false)
+	sum := buildBundle(t, out, filepath.Join(tmp, "tool-cache"), false)
 	for _, m := range []string{"sack_unit", "rx_parser", "tx_deparser", "placement_engine", "rx_acker",
 		"window_unit", "tx_engine", "nic_tx", "nic_top"} {
 		require.GreaterOrEqual(t, sum.Transactions[m], 10_000, "%s: the issue asks 10^4 transactions per block", m)
@@ -100,6 +105,10 @@ func TestHandoffBundle(t *testing.T) {
 		require.Len(t, rep.Commands, 2)
 		require.Contains(t, rep.Commands[1], "bmc3 -F 18")
 	}
+
+	checklist, err := os.ReadFile(filepath.Join(out, "CHECKLIST.md"))
+	require.NoError(t, err)
+	require.Contains(t, string(checklist), "| D3 | Area and FPGA fit | — (built with `--no-synthesis`) | not done |")
 
 	t.Run("refuses and leaves nothing", func(t *testing.T) {
 		// A non-empty folder is refused without --force; a failed build leaves nothing behind.
@@ -163,7 +172,7 @@ func checks(t *testing.T, tmp, out string) {
 	t.Run("same bundle twice", func(t *testing.T) {
 		t.Parallel()
 		again := filepath.Join(tmp, "again")
-		buildBundle(t, again, false)
+		buildBundle(t, again, filepath.Join(tmp, "tool-cache-again"), false)
 		a, err := os.ReadFile(filepath.Join(out, "SHA256SUMS"))
 		require.NoError(t, err)
 		b, err := os.ReadFile(filepath.Join(again, "SHA256SUMS"))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"io"
 	"maps"
 	"os"
@@ -28,7 +29,7 @@ type gateLevel struct {
 }
 
 // synthesizeGates runs the QoR flow's ASIC synthesis and timing on module of block, whole.
-func synthesizeGates(ctx context.Context, block, module string, c config.Config, st gen.Stamp, work string,
+func synthesizeGates(ctx context.Context, cache *toolCache, block, module string, c config.Config, st gen.Stamp, work string,
 	log io.Writer) (*gateLevel, error) {
 	bd, err := blocks.QoRDesign(block, c, st, filepath.Join(work, "rtl"))
 	if err != nil {
@@ -38,15 +39,20 @@ func synthesizeGates(ctx context.Context, block, module string, c config.Config,
 	if err != nil {
 		return nil, fmt.Errorf("handoff: gate level of %s: %w", module, err)
 	}
-	res, err := qor.RunASIC(ctx, u, filepath.Join(work, "asic"), qor.DefaultMacroModel, log)
+	key, err := cache.key("gates", []qor.Target{qor.ASIC}, c.Hash(), []*gen.Design{bd.Design}, func(h hash.Hash) {
+		fmt.Fprintf(h, "\x00module %s macros %+v", module, qor.DefaultMacroModel)
+	})
 	if err != nil {
-		return nil, fmt.Errorf("handoff: gate level of %s: %w", module, err)
+		return nil, err
 	}
-	netlist, err := os.ReadFile(res.Logs["netlist"])
-	if err != nil {
-		return nil, fmt.Errorf("handoff: gate level of %s: %w", module, err)
+	g := &gateLevel{Macros: map[string][]byte{}}
+	if files, ok := cache.load(key); ok {
+		g.Netlist, g.Timing = files["netlist"], files["timing"]
+	} else if g.Netlist, g.Timing, err = runGates(ctx, u, module, work, log); err != nil {
+		return nil, err
+	} else if err := cache.store(key, map[string][]byte{"netlist": g.Netlist, "timing": g.Timing}); err != nil {
+		return nil, err
 	}
-	g := &gateLevel{Netlist: netlist, Macros: map[string][]byte{}}
 	for _, t := range u.MacroTables() {
 		name := t.MemModule()
 		text, err := macroShell(bd.Design, name)
@@ -55,14 +61,25 @@ func synthesizeGates(ctx context.Context, block, module string, c config.Config,
 		}
 		g.Macros[name] = text
 	}
-	// The report without what changes from run to run: the work folder's paths and the time.
+	return g, nil
+}
+
+// runGates runs the ASIC flow on u and returns its netlist and its timing report, the report
+// without what changes from run to run (the work folder's paths and the time).
+func runGates(ctx context.Context, u qor.Unit, module, work string, log io.Writer) (netlist, timing []byte, err error) {
+	res, err := qor.RunASIC(ctx, u, filepath.Join(work, "asic"), qor.DefaultMacroModel, log)
+	if err != nil {
+		return nil, nil, fmt.Errorf("handoff: gate level of %s: %w", module, err)
+	}
+	if netlist, err = os.ReadFile(res.Logs["netlist"]); err != nil {
+		return nil, nil, fmt.Errorf("handoff: gate level of %s: %w", module, err)
+	}
 	tr := *res
 	tr.Logs, tr.Seconds = nil, 0
-	if g.Timing, err = json.MarshalIndent(tr, "", "  "); err != nil {
-		return nil, fmt.Errorf("handoff: %w", err)
+	if timing, err = json.MarshalIndent(tr, "", "  "); err != nil {
+		return nil, nil, fmt.Errorf("handoff: %w", err)
 	}
-	g.Timing = append(g.Timing, '\n')
-	return g, nil
+	return netlist, append(timing, '\n'), nil
 }
 
 // macroShell is a memory macro as the gate-level netlist instantiates it, one pin per bit

@@ -14,6 +14,7 @@ import (
 	"github.com/mrgen/mrgen/config"
 	"github.com/mrgen/mrgen/fpga"
 	"github.com/mrgen/mrgen/hdl"
+	"github.com/mrgen/mrgen/internal/tooltest"
 )
 
 // requireTools skips (or fails under CI=true) unless the targets' tools are installed.
@@ -166,6 +167,30 @@ func TestMissingToolNamesItsPackage(t *testing.T) {
 	if Check(ASIC) != nil {
 		require.ErrorContains(t, Check(ASIC), "qflow-tech-osu018")
 	}
+}
+
+func TestToolVersions(t *testing.T) {
+	tooltest.Require(t, "yosys", "sta", "nextpnr-ice40")
+	tests := []struct {
+		targets []Target
+		want    map[string]string // tool -> prefix of its version line
+	}{
+		{[]Target{XCUP}, map[string]string{"yosys": "Yosys "}},
+		{[]Target{ASIC}, map[string]string{"yosys": "Yosys ", "sta": ""}},
+		{[]Target{ICE40, XCUP}, map[string]string{"yosys": "Yosys ", "nextpnr-ice40": "nextpnr-ice40 "}},
+	}
+	for _, tt := range tests {
+		got, err := ToolVersions(tt.targets...)
+		require.NoError(t, err)
+		require.Len(t, got, len(tt.want), "%v", tt.targets)
+		for tool, prefix := range tt.want {
+			require.NotEmpty(t, got[tool], tool)
+			require.True(t, strings.HasPrefix(got[tool], prefix), "%s: %q", tool, got[tool])
+		}
+	}
+	t.Setenv("MRGEN_NEXTPNR_ICE40", "/nonexistent/nextpnr-ice40")
+	_, err := ToolVersions(ICE40)
+	require.ErrorIs(t, err, ErrToolMissing)
 }
 
 func TestParseTargets(t *testing.T) {

@@ -150,3 +150,38 @@ func yosysRun(dir string, log io.Writer) (yosys, workdir string, w io.Writer, er
 	}
 	return yosys, workdir, log, nil
 }
+
+// versionArgs are the arguments that make each program print its version.
+var versionArgs = map[string][]string{"yosys": {"-V"}, "sta": {"-version"}, "nextpnr-ice40": {"--version"}}
+
+// ToolVersions returns the version line of every program the targets run that prints one
+// (Yosys, OpenSTA, nextpnr-ice40), by name.
+func ToolVersions(targets ...Target) (map[string]string, error) {
+	out := map[string]string{}
+	for _, tg := range targets {
+		var need []tool
+		switch tg {
+		case ASIC:
+			need = []tool{toolYosys, toolSTA}
+		case XCUP, ECP5:
+			need = []tool{toolYosys}
+		case ICE40:
+			need = []tool{toolYosys, toolNextpnr}
+		}
+		for _, t := range need {
+			if _, done := out[t.name]; done {
+				continue
+			}
+			p, err := t.find()
+			if err != nil {
+				return nil, err
+			}
+			b, err := exec.Command(p, versionArgs[t.name]...).CombinedOutput()
+			if err != nil {
+				return nil, fmt.Errorf("qor: %s %s: %w", t.name, strings.Join(versionArgs[t.name], " "), err)
+			}
+			out[t.name] = strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0])
+		}
+	}
+	return out, nil
+}

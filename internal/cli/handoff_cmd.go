@@ -20,14 +20,15 @@ func newHandoffCmd(g *globals) *cobra.Command {
 	var force bool
 	var packets int
 	var seed uint64
-	var noTopGates bool
+	var noTopGates, noSynthesis bool
 	cmd := &cobra.Command{
 		Use:   "handoff",
 		Short: "Write the silicon handoff bundle: RTL, memory models, SDC, golden vectors, testbenches, verify.sh",
 		Long: "handoff writes, for one configuration, a bundle a silicon team checks with no Go: the RTL with " +
 			"the memory models apart, the memory list, the SDC, golden vectors recorded from co-simulation " +
 			"runs that matched the golden model, a plain-Verilog testbench per block that replays them, " +
-			"each block's and nic_top's osu018 netlist from the QoR flow with its timing report, the SACK " +
+			"each block's and nic_top's osu018 netlist from the QoR flow with its timing report, UltraScale+ " +
+			"and iCE40 synthesis estimates, the SACK " +
 			"unit's bounded model check, SHA256SUMS, manifest.json and verify.sh (the hashes, then every " +
 			"testbench under Icarus and Verilator, then on the netlists under Icarus). The bundle is built " +
 			"in a temporary folder and renamed into place.",
@@ -44,7 +45,7 @@ func newHandoffCmd(g *globals) *cobra.Command {
 				return err
 			}
 			opt := handoff.Options{Config: c, ConfigPath: g.configPath, Version: Version, Out: out, Force: force,
-				Packets: packets, Seed: seed, NoTopGates: noTopGates}
+				Packets: packets, Seed: seed, NoTopGates: noTopGates, NoSynthesis: noSynthesis}
 			pr := progress.New(g.stderr, "handoff "+c.Name, "steps", 0)
 			opt.Progress = pr.Update
 			if g.verbose {
@@ -75,5 +76,7 @@ func newHandoffCmd(g *globals) *cobra.Command {
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the recorded scenarios")
 	cmd.Flags().BoolVar(&noTopGates, "no-top-gates", false, "leave nic_top's netlist out of the gate level "+
 		"(its whole synthesis and gate-level simulation grow with the configuration; the blocks' netlists stay)")
+	cmd.Flags().BoolVar(&noSynthesis, "no-synthesis", false, "leave reports/synthesis/ out (the UltraScale+ and iCE40 "+
+		"estimates; their flows take minutes, tens of minutes at large configurations)")
 	return cmd
 }
