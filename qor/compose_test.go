@@ -137,4 +137,12 @@ func TestComposedICE40FollowsItsParts(t *testing.T) {
 	require.False(t, r.Fits)
 	require.Contains(t, r.Note, "its part dst does not fit (not synthesized: its 9000000 memory bits")
 	require.Contains(t, r.Note, "no candidate configuration fits: dst fits at none")
+
+	// With no fit search asked for (a handoff bundle's one configuration), the note says only
+	// what does not fit.
+	r, err = RunICE40(context.Background(), par, t.TempDir(), "ice40-hx8k", nil, nil)
+	require.NoError(t, err)
+	require.False(t, r.Fits)
+	require.Equal(t, "not synthesized: its part dst does not fit (not synthesized: its 9000000 memory bits exceed the device's)", r.Note)
+	require.Equal(t, r.Note, r.Summary())
 }

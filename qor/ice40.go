@@ -58,7 +58,8 @@ type CandidateFit struct {
 var packedKinds = []string{"ICESTORM_LC", "ICESTORM_RAM"}
 
 // RunICE40 synthesizes, places and routes the unit on board (the fpga flow and its wrapper).
-// When it does not fit, cands gives the unit at the other configurations (asked for only then).
+// When it does not fit, cands gives the unit at the other configurations (asked for only then);
+// with cands nil there is no fit search and the result is the unit's own configuration's.
 func RunICE40(ctx context.Context, u Unit, dir, board string, cands func() ([]Candidate, error),
 	log io.Writer) (*ICE40Result, error) {
 	start := time.Now()
@@ -95,8 +96,10 @@ func RunICE40(ctx context.Context, u Unit, dir, board string, cands func() ([]Ca
 			continue
 		}
 		r.Note = fmt.Sprintf("not synthesized: its part %s does not fit (%s)", pt.Name, pr.overWhat())
-		if pr.Fit == nil {
-			r.Note += fmt.Sprintf("; no candidate configuration fits: %s fits at none", pt.Name)
+		if pr.Fit == nil || cands == nil {
+			if cands != nil {
+				r.Note += fmt.Sprintf("; no candidate configuration fits: %s fits at none", pt.Name)
+			}
 			r.Seconds = round1(time.Since(start).Seconds())
 			return r, nil
 		}
@@ -115,11 +118,13 @@ func RunICE40(ctx context.Context, u Unit, dir, board string, cands func() ([]Ca
 			return r, nil
 		}
 	}
-	var candidates []Candidate
-	if cands != nil {
-		if candidates, err = cands(); err != nil {
-			return nil, err
-		}
+	if cands == nil { // no fit search asked for: the unit at its own configuration only
+		r.Seconds = round1(time.Since(start).Seconds())
+		return r, nil
+	}
+	candidates, err := cands()
+	if err != nil {
+		return nil, err
 	}
 	if err := r.fitSearch(ctx, u, candidates, dir, b.Capacity, tooBig, synth, log); err != nil {
 		return nil, err

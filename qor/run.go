@@ -371,5 +371,8 @@ func (r *ICE40Result) Summary() string {
 	case r.Fit != nil:
 		return fmt.Sprintf("%s; at %s: %.1f MHz, %d LUTs", r.Result.DoesNotFit(), r.FitConfig, r.Fit.FmaxMHz, r.Fit.LUTs)
 	}
+	if r.Note == "" {
+		return r.Result.DoesNotFit()
+	}
 	return r.Result.DoesNotFit() + "; " + r.Note
 }
