@@ -23,7 +23,7 @@ import (
 // builds and checks the bundle with it.
 // Each build has a tool cache of its own (cache), so that the second one synthesizes again and
 // the byte-for-byte comparison covers the netlists. Without reports/synthesis/
-// (TestSynthesisReports measures two modules): all of them would add about N minutes.
+// (TestSynthesisReports measures two modules): every unit would add about 20 minutes of CPU.
 func buildBundle(t *testing.T, out, cache string, force bool) *handoff.Summary {
 	t.Helper()
 	c, err := config.Load("../configs/synth/nic-tiny.yaml")

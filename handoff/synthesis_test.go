@@ -17,7 +17,7 @@ import (
 
 // TestSynthesisReports measures two of the nic-tiny bundle's modules on both FPGA targets, as a
 // bundle's reports/synthesis/ does for all of them (TestHandoffBundle builds with NoSynthesis:
-// the whole set takes about N minutes at nic-tiny; the default-configuration bundle of
+// every unit takes about 20 minutes of CPU at nic-tiny; the default-configuration bundle of
 // BENCHMARKS.md has it), then takes the same files from the tool cache.
 func TestSynthesisReports(t *testing.T) {
 	t.Parallel()
