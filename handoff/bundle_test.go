@@ -245,3 +245,20 @@ func mutate(t *testing.T, out, rel, orig, from, to string) {
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(out, "SHA256SUMS"), []byte(strings.Join(lines, "\n")+"\n"), 0o644))
 }
+
+// TestCancelledBuildLeavesNothing cancels a build (as Ctrl-C or a TERM does through the CLI): it
+// fails with the context's error and leaves neither the bundle nor its temporary folder.
+func TestCancelledBuildLeavesNothing(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load("../configs/synth/nic-tiny.yaml")
+	require.NoError(t, err)
+	parent := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = handoff.Build(ctx, handoff.Options{Config: c, Version: "test", Out: filepath.Join(parent, "bundle"),
+		Packets: 10, NoSynthesis: true, ToolCache: filepath.Join(t.TempDir(), "cache")})
+	require.ErrorIs(t, err, context.Canceled)
+	entries, err := os.ReadDir(parent)
+	require.NoError(t, err)
+	require.Empty(t, entries, "a cancelled build leaves nothing behind")
+}

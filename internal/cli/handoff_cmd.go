@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
+	"os/signal"
 	"slices"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -51,7 +54,10 @@ func newHandoffCmd(g *globals) *cobra.Command {
 			if g.verbose {
 				opt.Log = pr
 			}
-			sum, err := handoff.Build(context.Background(), opt)
+			// Ctrl-C or a TERM cancels the build, which then removes its temporary folder.
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			sum, err := handoff.Build(ctx, opt)
 			pr.End(err)
 			if errors.Is(err, handoff.ErrExists) {
 				return &usageError{fmt.Errorf("%s: %w", out, err)}
