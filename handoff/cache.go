@@ -13,6 +13,7 @@ import (
 	"slices"
 
 	"github.com/mrgen/mrgen/gen"
+	"github.com/mrgen/mrgen/internal/cacheroot"
 	"github.com/mrgen/mrgen/qor"
 )
 
@@ -30,14 +31,9 @@ type toolCache struct {
 // folder's mrgen/handoff), or nil when this program's executable cannot be read.
 func openToolCache(dir string) *toolCache {
 	if dir == "" {
-		if env := os.Getenv("MRGEN_CACHE"); env != "" {
-			dir = filepath.Join(env, "handoff")
-		} else {
-			uc, err := os.UserCacheDir()
-			if err != nil {
-				return nil
-			}
-			dir = filepath.Join(uc, "mrgen", "handoff")
+		var err error
+		if dir, err = cacheroot.Dir("handoff"); err != nil {
+			return nil
 		}
 	}
 	exe, err := os.Executable()

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mrgen/mrgen/gen"
 	"github.com/mrgen/mrgen/hdl"
+	"github.com/mrgen/mrgen/internal/cacheroot"
 )
 
 // Build describes a model to build.
@@ -189,14 +190,9 @@ func (b Build) Key() string {
 func (b Build) cacheDir() (string, error) {
 	d := b.CacheDir
 	if d == "" {
-		if env := os.Getenv("MRGEN_CACHE"); env != "" {
-			d = filepath.Join(env, "verilator")
-		} else {
-			uc, err := os.UserCacheDir()
-			if err != nil {
-				return "", fmt.Errorf("verilator: no cache directory (set MRGEN_CACHE): %w", err)
-			}
-			d = filepath.Join(uc, "mrgen", "verilator")
+		var err error
+		if d, err = cacheroot.Dir("verilator"); err != nil {
+			return "", fmt.Errorf("verilator: %w", err)
 		}
 	}
 	d, err := filepath.Abs(d)
