@@ -12,7 +12,6 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -187,7 +186,11 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 		return nil, fmt.Errorf("handoff: %w", err)
 	}
 	defer os.RemoveAll(work)
-	cache := openToolCache(opt.ToolCache)
+	tools, err := toolVersions(!opt.NoSynthesis)
+	if err != nil {
+		return nil, err
+	}
+	cache := openToolCache(opt.ToolCache, tools)
 	var synthDesigns []qor.BlockDesign
 	synthSteps := 0
 	if !opt.NoSynthesis {
@@ -285,7 +288,7 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 		return nil, err
 	}
 	if !opt.NoSynthesis {
-		logf(opt.Log, "handoff: synthesis reports (%s)\n", strings.Join(targetNames(synthesisTargets), ", "))
+		logf(opt.Log, "handoff: synthesis reports (%v)\n", synthesisTargets)
 		synthFiles, err := synthesisReports(ctx, opt, cache, synthDesigns, synthSteps, filepath.Join(work, "synthesis"), step)
 		if err != nil {
 			return nil, err
@@ -325,10 +328,6 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 		}
 	}
 	files["verify.sh"] = []byte(verifyScript(modules, gateModules, flops, subset, gateSubsetCycles))
-	tools, err := toolVersions(!opt.NoSynthesis)
-	if err != nil {
-		return nil, err
-	}
 	files["README.md"] = []byte(readme(opt, commit, modules, gateModules, sum.Transactions, tools))
 	files["CHECKLIST.md"] = []byte(checklist(modules, gateModules, !opt.NoSynthesis))
 	for path, content := range files {
@@ -712,11 +711,9 @@ func toolVersions(synthesis bool) (map[string]string, error) {
 		return nil, fmt.Errorf("handoff: %w", err)
 	}
 	for name, args := range map[string][]string{"verilator": {"--version"}, "iverilog": {"-V"}} {
-		b, err := exec.Command(name, args...).CombinedOutput()
-		if err != nil && len(b) == 0 {
-			return nil, fmt.Errorf("handoff: %s %s: %w", name, strings.Join(args, " "), err)
+		if out[name], err = qor.VersionLine(name, args...); err != nil {
+			return nil, fmt.Errorf("handoff: %w", err)
 		}
-		out[name] = strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0])
 	}
 	return out, nil
 }

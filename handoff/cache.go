@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"hash"
 	"io"
 	"maps"
 	"os"
@@ -14,22 +13,23 @@ import (
 
 	"github.com/mrgen/mrgen/gen"
 	"github.com/mrgen/mrgen/internal/cacheroot"
-	"github.com/mrgen/mrgen/qor"
 )
 
 // toolCache keeps what the synthesis tools made for a bundle (the gate-level netlists with their
 // timing, the synthesis reports), so that a second bundle of the same design from the same build
 // of mrgen reuses them. An entry's key covers everything its files follow from: this program's
-// executable (so every rule of the flows), the tools' version lines, the configuration and the
-// content of every RTL file. A nil *toolCache caches nothing.
+// executable (so every rule and setting of the flows), the tools' version lines, the
+// configuration and the content of every RTL file. A nil *toolCache caches nothing.
 type toolCache struct {
-	dir string
-	exe string // the executable's sha256
+	dir   string
+	exe   string            // the executable's sha256
+	tools map[string]string // the tools' version lines, by name
 }
 
 // openToolCache returns the cache in dir ("" = $MRGEN_CACHE/handoff, or the user's cache
-// folder's mrgen/handoff), or nil when this program's executable cannot be read.
-func openToolCache(dir string) *toolCache {
+// folder's mrgen/handoff) for the tools of versions, or nil when this program's executable
+// cannot be read.
+func openToolCache(dir string, versions map[string]string) *toolCache {
 	if dir == "" {
 		var err error
 		if dir, err = cacheroot.Dir("handoff"); err != nil {
@@ -49,24 +49,19 @@ func openToolCache(dir string) *toolCache {
 	if _, err := io.Copy(h, f); err != nil {
 		return nil
 	}
-	return &toolCache{dir: dir, exe: hex.EncodeToString(h.Sum(nil))}
+	return &toolCache{dir: dir, exe: hex.EncodeToString(h.Sum(nil)), tools: versions}
 }
 
-// key names an entry of kind: the executable, the version lines of the tools targets run, the
-// configuration's hash, the designs' files and what extra adds.
-func (c *toolCache) key(kind string, targets []qor.Target, configHash string, designs []*gen.Design,
-	extra func(h hash.Hash)) (string, error) {
+// key names an entry of kind: the executable, the tools' versions, the configuration's hash,
+// the designs' files and what (the module it is of, if any).
+func (c *toolCache) key(kind, configHash string, designs []*gen.Design, what string) string {
 	if c == nil {
-		return "", nil
-	}
-	versions, err := qor.ToolVersions(targets...)
-	if err != nil {
-		return "", fmt.Errorf("handoff: %w", err)
+		return ""
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00exe %s\x00config %s", kind, c.exe, configHash)
-	for _, name := range slices.Sorted(maps.Keys(versions)) {
-		fmt.Fprintf(h, "\x00tool %s %s", name, versions[name])
+	fmt.Fprintf(h, "%s\x00%s\x00exe %s\x00config %s", kind, what, c.exe, configHash)
+	for _, name := range slices.Sorted(maps.Keys(c.tools)) {
+		fmt.Fprintf(h, "\x00tool %s %s", name, c.tools[name])
 	}
 	for _, d := range designs {
 		fmt.Fprintf(h, "\x00design %s", d.Top)
@@ -75,10 +70,7 @@ func (c *toolCache) key(kind string, targets []qor.Target, configHash string, de
 			h.Write(f.Content)
 		}
 	}
-	if extra != nil {
-		extra(h)
-	}
-	return kind + "-" + hex.EncodeToString(h.Sum(nil))[:32], nil
+	return kind + "-" + hex.EncodeToString(h.Sum(nil))[:32]
 }
 
 // load returns the files of entry key, if the cache holds it.

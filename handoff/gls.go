@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"hash"
 	"io"
 	"maps"
 	"os"
@@ -39,12 +38,7 @@ func synthesizeGates(ctx context.Context, cache *toolCache, block, module string
 	if err != nil {
 		return nil, fmt.Errorf("handoff: gate level of %s: %w", module, err)
 	}
-	key, err := cache.key("gates", []qor.Target{qor.ASIC}, c.Hash(), []*gen.Design{bd.Design}, func(h hash.Hash) {
-		fmt.Fprintf(h, "\x00module %s macros %+v", module, qor.DefaultMacroModel)
-	})
-	if err != nil {
-		return nil, err
-	}
+	key := cache.key("gates", c.Hash(), []*gen.Design{bd.Design}, module)
 	g := &gateLevel{Macros: map[string][]byte{}}
 	if files, ok := cache.load(key); ok {
 		g.Netlist, g.Timing = files["netlist"], files["timing"]

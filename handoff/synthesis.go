@@ -4,13 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"hash"
 	"maps"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/mrgen/mrgen/fpga"
 	"github.com/mrgen/mrgen/gen"
@@ -39,15 +37,7 @@ func synthesisReports(ctx context.Context, opt Options, cache *toolCache, bds []
 	for i, bd := range bds {
 		designs[i] = bd.Design
 	}
-	key, err := cache.key("synthesis", synthesisTargets, opt.Config.Hash(), designs, func(h hash.Hash) {
-		for _, bd := range bds {
-			fmt.Fprintf(h, "\x00units %s %v", bd.Block, bd.Units)
-		}
-		fmt.Fprintf(h, "\x00board %s part %s", synthesisBoard, qor.XCU55C.Name)
-	})
-	if err != nil {
-		return nil, err
-	}
+	key := cache.key("synthesis", opt.Config.Hash(), designs, "")
 	if files, ok := cache.load(key); ok {
 		logf(opt.Log, "handoff: synthesis reports from the tool cache (%s)\n", key)
 		for range steps {
@@ -55,13 +45,10 @@ func synthesisReports(ctx context.Context, opt Options, cache *toolCache, bds []
 		}
 		return files, nil
 	}
-	var mu sync.Mutex
-	last := 0
+	last := 0 // qor.Run reports progress from one goroutine
 	rep, err := qor.Run(ctx, qor.Options{Targets: synthesisTargets, WorkDir: filepath.Join(work, "work"), Jobs: gateJobs,
 		Model: qor.DefaultMacroModel, Part: qor.XCU55C, Board: synthesisBoard,
 		Progress: func(done, _ int) {
-			mu.Lock()
-			defer mu.Unlock()
 			for ; last < done; last++ {
 				step()
 			}
@@ -179,12 +166,4 @@ func synthesisSummary(rep *qor.Report, configName string) string {
 		fmt.Fprintf(&b, "%s |\n", strings.ReplaceAll(ice, "|", "/"))
 	}
 	return b.String()
-}
-
-func targetNames(ts []qor.Target) []string {
-	out := make([]string, len(ts))
-	for i, t := range ts {
-		out[i] = string(t)
-	}
-	return out
 }

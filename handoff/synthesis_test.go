@@ -34,7 +34,7 @@ func TestSynthesisReports(t *testing.T) {
 	bds, steps, err := synthesisDesigns(opt, stamp, []string{"rx_parser", "sack_unit"}, filepath.Join(work, "designs"))
 	require.NoError(t, err)
 	require.Equal(t, 4, steps, "two modules, two targets")
-	cache := openToolCache(filepath.Join(work, "cache"))
+	cache := openToolCache(filepath.Join(work, "cache"), map[string]string{"yosys": "test"})
 	require.NotNil(t, cache)
 	n := 0
 	files, err := synthesisReports(context.Background(), opt, cache, bds, steps, filepath.Join(work, "a"), func() { n++ })

@@ -193,6 +193,28 @@ func TestToolVersions(t *testing.T) {
 	require.ErrorIs(t, err, ErrToolMissing)
 }
 
+func TestVersionLine(t *testing.T) {
+	tests := []struct {
+		name, script, want, err string
+	}{
+		{"first line", "echo 'Tool 1.2'; echo more", "Tool 1.2", ""},
+		{"a non-zero exit with a line", "echo 'Tool 3'; exit 1", "Tool 3", ""},
+		{"no output", "exit 0", "", "no output"},
+		{"no output and a failure", "exit 2", "", "exit status 2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := VersionLine("sh", "-c", tt.script)
+			if tt.err != "" {
+				require.ErrorContains(t, err, tt.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tt.want, got)
+		})
+	}
+}
+
 func TestParseTargets(t *testing.T) {
 	got, err := ParseTargets("all")
 	require.NoError(t, err)

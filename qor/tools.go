@@ -73,19 +73,23 @@ func envName(s string) string {
 	return string(out)
 }
 
+// toolsOf are the programs and files target tg needs.
+func toolsOf(tg Target) []tool {
+	switch tg {
+	case ASIC:
+		return []tool{toolYosys, toolSTA, toolFanout, toolLiberty}
+	case XCUP, ECP5:
+		return []tool{toolYosys}
+	case ICE40:
+		return []tool{toolYosys, toolNextpnr}
+	}
+	return nil
+}
+
 // Check reports the first tool a target needs that is missing, naming its Debian package.
 func Check(targets ...Target) error {
 	for _, tg := range targets {
-		var need []tool
-		switch tg {
-		case ASIC:
-			need = []tool{toolYosys, toolSTA, toolFanout, toolLiberty}
-		case XCUP, ECP5:
-			need = []tool{toolYosys}
-		case ICE40:
-			need = []tool{toolYosys, toolNextpnr}
-		}
-		for _, t := range need {
+		for _, t := range toolsOf(tg) {
 			if _, err := t.find(); err != nil {
 				return err
 			}
@@ -151,7 +155,8 @@ func yosysRun(dir string, log io.Writer) (yosys, workdir string, w io.Writer, er
 	return yosys, workdir, log, nil
 }
 
-// versionArgs are the arguments that make each program print its version.
+// versionArgs are the arguments that make each program print its version (the programs with
+// none, blifFanout, are left out of ToolVersions).
 var versionArgs = map[string][]string{"yosys": {"-V"}, "sta": {"-version"}, "nextpnr-ice40": {"--version"}}
 
 // ToolVersions returns the version line of every program the targets run that prints one
@@ -159,29 +164,33 @@ var versionArgs = map[string][]string{"yosys": {"-V"}, "sta": {"-version"}, "nex
 func ToolVersions(targets ...Target) (map[string]string, error) {
 	out := map[string]string{}
 	for _, tg := range targets {
-		var need []tool
-		switch tg {
-		case ASIC:
-			need = []tool{toolYosys, toolSTA}
-		case XCUP, ECP5:
-			need = []tool{toolYosys}
-		case ICE40:
-			need = []tool{toolYosys, toolNextpnr}
-		}
-		for _, t := range need {
-			if _, done := out[t.name]; done {
+		for _, t := range toolsOf(tg) {
+			args, ok := versionArgs[t.name]
+			if _, done := out[t.name]; done || !ok {
 				continue
 			}
 			p, err := t.find()
 			if err != nil {
 				return nil, err
 			}
-			b, err := exec.Command(p, versionArgs[t.name]...).CombinedOutput()
-			if err != nil {
-				return nil, fmt.Errorf("qor: %s %s: %w", t.name, strings.Join(versionArgs[t.name], " "), err)
+			if out[t.name], err = VersionLine(p, args...); err != nil {
+				return nil, err
 			}
-			out[t.name] = strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0])
 		}
 	}
 	return out, nil
+}
+
+// VersionLine runs prog with args and returns the first line it prints. A program that prints
+// its version and exits non-zero (iverilog -V with no source) still gives its line.
+func VersionLine(prog string, args ...string) (string, error) {
+	b, err := exec.Command(prog, args...).CombinedOutput()
+	line := strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0])
+	if line == "" {
+		if err == nil {
+			err = errors.New("no output")
+		}
+		return "", fmt.Errorf("%s %s: %w", filepath.Base(prog), strings.Join(args, " "), err)
+	}
+	return line, nil
 }
