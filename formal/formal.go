@@ -5,7 +5,9 @@
 // counterexample of up to Depth cycles from reset.
 //
 // docs/toolchain.md records z3 stalling on a real bug where abc bmc3 found it in milliseconds, so
-// this is the bug-finding leg; a proof (k-induction) is future work.
+// bmc3 is the bug-finding leg. Check (prove.go) takes one labelled property at a time: abc pdr
+// proves it unbounded or, when it does not finish, bmc3 bounds it; a counterexample is replayed
+// into a VCD.
 package formal
 
 import (
@@ -53,10 +55,8 @@ func BMCWithin(ctx context.Context, files []string, top string, depth int, limit
 	if depth < 1 || depth > 1000 {
 		return nil, fmt.Errorf("formal: depth %d out of range 1..1000", depth)
 	}
-	for _, tool := range []string{"yosys", "yosys-abc"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			return nil, fmt.Errorf("formal: %s: %w", tool, ErrToolMissing)
-		}
+	if err := needTools("yosys", "yosys-abc"); err != nil {
+		return nil, err
 	}
 	if workDir == "" {
 		dir, err := os.MkdirTemp("", "mrgen-formal-")
@@ -93,17 +93,32 @@ func BMCWithin(ctx context.Context, files []string, top string, depth int, limit
 }
 
 // Scripts are BMC's two steps: the Yosys script that writes the AIGER model of top's
-// assertions from files to aig, and the yosys-abc script that searches it depth cycles deep,
+// unlabelled assertions from files to aig (a labelled one, p_*, is a Property for Check), and the yosys-abc script that searches it depth cycles deep,
 // within limit of its CPU time (0: none).
 func Scripts(files []string, top, aig string, depth int, limit time.Duration) (yosys, abc string) {
+	// The labelled properties are Check's, one at a time (their shadow logic goes with them).
+	yosys = strings.Join(append(modelSteps(files, top, "chformal -assert -remove t:$assert n:p_* n:*.p_* %u %i"),
+		"write_aiger -zinit "+strconv.Quote(aig)), "; ")
+	abc = fmt.Sprintf("read_aiger %s; fold; bmc3 -F %d", aig, depth)
+	if limit > 0 {
+		abc += fmt.Sprintf(" -T %d", int(limit.Seconds()+0.5))
+	}
+	return yosys, abc
+}
+
+// modelSteps are the Yosys steps from the RTL to the AIGER-ready netlist of top's assertions:
+// select are the steps after flattening that choose which assertions stay.
+func modelSteps(files []string, top string, selects ...string) []string {
 	quoted := make([]string, len(files))
 	for i, f := range files {
 		quoted[i] = strconv.Quote(f)
 	}
-	yosys = strings.Join([]string{
+	steps := append([]string{
 		"read_verilog -sv -formal -DFORMAL " + strings.Join(quoted, " "),
 		"prep -top " + top,
 		"flatten",
+	}, selects...)
+	return append(steps,
 		"delete -output", // only the assertions remain as AIGER outputs
 		"async2sync",
 		"chformal -assume -early",
@@ -115,13 +130,7 @@ func Scripts(files []string, top, aig string, depth int, limit time.Duration) (y
 		"dffunmap",
 		"abc -fast -g AND",
 		"opt_clean",
-		"write_aiger -zinit " + strconv.Quote(aig),
-	}, "; ")
-	abc = fmt.Sprintf("read_aiger %s; fold; bmc3 -F %d", aig, depth)
-	if limit > 0 {
-		abc += fmt.Sprintf(" -T %d", int(limit.Seconds()+0.5))
-	}
-	return yosys, abc
+	)
 }
 
 func run(ctx context.Context, dir, prog string, args ...string) (string, error) {
