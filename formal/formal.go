@@ -58,16 +58,11 @@ func BMCWithin(ctx context.Context, files []string, top string, depth int, limit
 	if err := needTools("yosys", "yosys-abc"); err != nil {
 		return nil, err
 	}
-	if workDir == "" {
-		dir, err := os.MkdirTemp("", "mrgen-formal-")
-		if err != nil {
-			return nil, fmt.Errorf("formal: temp dir: %w", err)
-		}
-		defer os.RemoveAll(dir)
-		workDir = dir
-	} else if err := os.MkdirAll(workDir, 0o755); err != nil {
-		return nil, fmt.Errorf("formal: %w", err)
+	workDir, done, err := workFolder(workDir)
+	if err != nil {
+		return nil, err
 	}
+	defer done()
 	aig := filepath.Join(workDir, top+".aig")
 	script, abcScript := Scripts(files, top, aig, depth, limit)
 	if out, err := run(ctx, workDir, "yosys", "-q", "-p", script); err != nil {
@@ -79,22 +74,51 @@ func BMCWithin(ctx context.Context, files []string, top string, depth int, limit
 		return nil, fmt.Errorf("formal: bmc3 of %s: %w\n%s", top, err, tail(out, 20))
 	}
 	res := &Result{Top: top, Depth: depth, Seconds: time.Since(start).Seconds(), Log: tail(out, 4)}
-	switch {
-	case failRE.MatchString(out):
-		m := failRE.FindStringSubmatch(out)
-		res.Frame, _ = strconv.Atoi(m[2])
-	case passRE.MatchString(out):
-		res.Passed = true
-		res.Frames, _ = strconv.Atoi(passRE.FindStringSubmatch(out)[1])
-	default:
+	failed, cycle, ok := searchVerdict(out)
+	if !ok {
 		return nil, fmt.Errorf("formal: bmc3 of %s gave no verdict:\n%s", top, tail(out, 20))
+	}
+	if failed {
+		res.Frame = cycle
+	} else {
+		res.Passed, res.Frames = true, cycle
 	}
 	return res, nil
 }
 
+// searchVerdict reads a yosys-abc search's output: an assertion failed in cycle (failed), or none
+// did in cycle cycles (bmc3's "No output asserted"); ok is false when it says neither (pdr's
+// proof or time-out, or an unexpected output).
+func searchVerdict(out string) (failed bool, cycle int, ok bool) {
+	if m := failRE.FindStringSubmatch(out); m != nil {
+		cycle, _ = strconv.Atoi(m[2])
+		return true, cycle, true
+	}
+	if m := passRE.FindStringSubmatch(out); m != nil {
+		cycle, _ = strconv.Atoi(m[1])
+		return false, cycle, true
+	}
+	return false, 0, false
+}
+
+// workFolder is dir, made if missing, or a new temporary folder when dir is "" (removed by done).
+func workFolder(dir string) (string, func(), error) {
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", nil, fmt.Errorf("formal: %w", err)
+		}
+		return dir, func() {}, nil
+	}
+	tmp, err := os.MkdirTemp("", "mrgen-formal-")
+	if err != nil {
+		return "", nil, fmt.Errorf("formal: temp dir: %w", err)
+	}
+	return tmp, func() { os.RemoveAll(tmp) }, nil
+}
+
 // Scripts are BMC's two steps: the Yosys script that writes the AIGER model of top's
-// unlabelled assertions from files to aig (a labelled one, p_*, is a Property for Check), and the yosys-abc script that searches it depth cycles deep,
-// within limit of its CPU time (0: none).
+// unlabelled assertions from files to aig (a labelled one, p_*, is a Property for Check), and
+// the yosys-abc script that searches it depth cycles deep, within limit of its CPU time (0: none).
 func Scripts(files []string, top, aig string, depth int, limit time.Duration) (yosys, abc string) {
 	// The labelled properties are Check's, one at a time (their shadow logic goes with them).
 	yosys = strings.Join(append(modelSteps(files, top, "chformal -assert -remove t:$assert n:p_* n:*.p_* %u %i"),

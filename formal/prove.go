@@ -3,7 +3,6 @@ package formal
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -57,7 +56,7 @@ var (
 
 // Check proves req's property with abc pdr (an unbounded proof from reset) and, when the proof
 // does not finish within req.Limit, searches req.Depth cycles for a counterexample with bmc3. A
-// failure from either engine is replayed into a VCD (yosys sim on the same model).
+// failure from either engine is replayed into a VCD when req.WorkDir is set (replay).
 func Check(ctx context.Context, req Request) (*Verdict, error) {
 	if req.Depth < 1 || req.Depth > 1000 {
 		return nil, fmt.Errorf("formal: depth %d out of range 1..1000", req.Depth)
@@ -82,17 +81,11 @@ func Check(ctx context.Context, req Request) (*Verdict, error) {
 	}
 	req.Files = files
 	keepTrace := req.WorkDir != ""
-	dir := req.WorkDir
-	if dir == "" {
-		d, err := os.MkdirTemp("", "mrgen-formal-")
-		if err != nil {
-			return nil, fmt.Errorf("formal: temp dir: %w", err)
-		}
-		defer os.RemoveAll(d)
-		dir = d
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("formal: %w", err)
+	dir, done, err := workFolder(req.WorkDir)
+	if err != nil {
+		return nil, err
 	}
+	defer done()
 	name := req.Top
 	if req.Property != "" {
 		name += "." + req.Property
@@ -109,13 +102,12 @@ func Check(ctx context.Context, req Request) (*Verdict, error) {
 		return nil, fmt.Errorf("formal: pdr of %s: %w\n%s", name, err, tail(out, 20))
 	}
 	v.Engine, v.Log = "pdr", tail(out, 4)
+	failed, cycle, ok := searchVerdict(out)
 	switch {
 	case provedRE.MatchString(out):
 		v.Status = Proved
-	case failRE.MatchString(out):
-		m := failRE.FindStringSubmatch(out)
-		v.Status = Failed
-		v.Frame, _ = strconv.Atoi(m[2])
+	case ok && failed:
+		v.Status, v.Frame = Failed, cycle
 	default:
 		out, err = run(ctx, dir, "yosys-abc", "-c", fmt.Sprintf("read_aiger %s.aig; fold; bmc3 -F %d -T %d; write_cex -a %s.aiw",
 			name, req.Depth, limit, name))
@@ -123,16 +115,14 @@ func Check(ctx context.Context, req Request) (*Verdict, error) {
 			return nil, fmt.Errorf("formal: bmc3 of %s: %w\n%s", name, err, tail(out, 20))
 		}
 		v.Engine, v.Log = "bmc3", tail(out, 4)
+		failed, cycle, ok := searchVerdict(out)
 		switch {
-		case failRE.MatchString(out):
-			m := failRE.FindStringSubmatch(out)
-			v.Status = Failed
-			v.Frame, _ = strconv.Atoi(m[2])
-		case passRE.MatchString(out):
-			v.Status = Bounded
-			v.Depth, _ = strconv.Atoi(passRE.FindStringSubmatch(out)[1])
-		default:
+		case !ok:
 			return nil, fmt.Errorf("formal: bmc3 of %s gave no verdict:\n%s", name, tail(out, 20))
+		case failed:
+			v.Status, v.Frame = Failed, cycle
+		default:
+			v.Status, v.Depth = Bounded, cycle
 		}
 	}
 	v.Seconds = time.Since(start).Seconds()

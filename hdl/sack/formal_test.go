@@ -16,12 +16,12 @@ import (
 	"github.com/mrgen/mrgen/internal/tooltest"
 )
 
-// formalConfig is small enough for a deep bounded check: 64-bit bitmaps, 4 table entries,
-// 8-bit PSNs (so the PSN space wraps within reach of the search).
-func formalConfig() config.Config {
-	c := config.Default()
-	c.Name = "formal-small"
-	c.Connections, c.PathsPerConnection, c.SackWidth, c.PSNWidth = 1, 2, 64, 8
+// formalConfig is small enough for a deep bounded check, the one `mrgen formal` is run at:
+// 64-bit bitmaps, 4 table entries, 8-bit PSNs (so the PSN space wraps within reach of the search).
+func formalConfig(t *testing.T) config.Config {
+	t.Helper()
+	c, err := config.Load("../../configs/formal/sack-small.yaml")
+	require.NoError(t, err)
 	return c
 }
 
@@ -30,34 +30,39 @@ func bmcRx(t *testing.T, mutate func(string) string, depth int) *formal.Result {
 	return bmc(t, "sack_rx", mutate, depth)
 }
 
-// bmc generates the small configuration (with mutate applied to module's template) and checks
-// module's properties depth cycles deep.
-func bmc(t *testing.T, module string, mutate func(string) string, depth int) *formal.Result {
+// generateSmall renders the unit at the small configuration, mutate applied to module's
+// template, and returns its RTL files.
+func generateSmall(t *testing.T, module string, mutate func(string) string) []string {
 	t.Helper()
-	tooltest.Require(t, "yosys", "yosys-abc")
-	c := formalConfig()
+	c := formalConfig(t)
 	u, err := sack.New(c)
 	require.NoError(t, err)
 	srcs, err := u.Sources()
 	require.NoError(t, err)
-	var files []gen.Source
-	for _, s := range srcs {
+	for i, s := range srcs {
 		if s.Module.Name == module && mutate != nil {
-			s.Template = mutate(s.Template)
+			srcs[i].Template = mutate(s.Template)
 		}
-		files = append(files, s)
 	}
-	d, err := gen.Build(sack.Top, files, gen.Stamp{Version: "test", Command: "go test", ConfigName: c.Name, ConfigHash: c.Hash()})
+	d, err := gen.Build(sack.Top, srcs, gen.Stamp{Version: "test", Command: "go test", ConfigName: c.Name, ConfigHash: c.Hash()})
 	require.NoError(t, err)
 	dir := t.TempDir()
 	require.NoError(t, d.Write(dir))
-	var files2 []string
-	for _, f := range d.RTLFiles(dir) {
+	return d.RTLFiles(dir)
+}
+
+// bmc generates the small configuration (with mutate applied to module's template) and checks
+// module's unlabelled properties depth cycles deep.
+func bmc(t *testing.T, module string, mutate func(string) string, depth int) *formal.Result {
+	t.Helper()
+	tooltest.Require(t, "yosys", "yosys-abc")
+	var files []string
+	for _, f := range generateSmall(t, module, mutate) {
 		if !strings.Contains(f, "sack_unit") {
-			files2 = append(files2, f)
+			files = append(files, f)
 		}
 	}
-	res, err := formal.BMC(context.Background(), files2, module, depth, "")
+	res, err := formal.BMC(context.Background(), files, module, depth, "")
 	require.NoError(t, err)
 	return res
 }
@@ -67,22 +72,9 @@ func bmc(t *testing.T, module string, mutate func(string) string, depth int) *fo
 func checkProperty(t *testing.T, property string, mutate func(string) string, depth int, limit time.Duration) *formal.Verdict {
 	t.Helper()
 	tooltest.Require(t, "yosys", "yosys-abc", "yosys-smtbmc", "z3")
-	c := formalConfig()
-	u, err := sack.New(c)
-	require.NoError(t, err)
-	srcs, err := u.Sources()
-	require.NoError(t, err)
-	for i, s := range srcs {
-		if s.Module.Name == "sack_rx" && mutate != nil {
-			srcs[i].Template = mutate(s.Template)
-		}
-	}
-	d, err := gen.Build(sack.Top, srcs, gen.Stamp{Version: "test", Command: "go test", ConfigName: c.Name, ConfigHash: c.Hash()})
-	require.NoError(t, err)
-	dir := t.TempDir()
-	require.NoError(t, d.Write(dir))
-	v, err := formal.Check(context.Background(), formal.Request{Files: d.RTLFiles(dir), Top: "sack_rx", Property: property,
-		Depth: depth, Limit: limit, WorkDir: filepath.Join(dir, "formal")})
+	files := generateSmall(t, "sack_rx", mutate)
+	v, err := formal.Check(context.Background(), formal.Request{Files: files, Top: "sack_rx", Property: property,
+		Depth: depth, Limit: limit, WorkDir: filepath.Join(filepath.Dir(files[0]), "..", "formal")})
 	require.NoError(t, err)
 	return v
 }

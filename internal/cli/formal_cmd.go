@@ -86,15 +86,8 @@ counterexample as a VCD under --out. Exit 1 when a property fails.`,
 				if len(todo) == 0 {
 					continue
 				}
-				rtl := filepath.Join(out, b)
-				d, err := blocks.Generate(b, c, blocks.Stamp(Version, g.configPath, b, c), nil)
+				d, rtl, _, err := generateInto(g, b, filepath.Join(out, b))
 				if err != nil {
-					return err
-				}
-				if err := os.RemoveAll(rtl); err != nil {
-					return fmt.Errorf("formal: %w", err)
-				}
-				if err := d.Write(rtl); err != nil {
 					return err
 				}
 				for _, p := range todo {
