@@ -83,7 +83,8 @@ func TestSackDirectedScenarios(t *testing.T) {
 // TestSackInitiationIntervalAndLatency shows the initiation intervals the module headers state:
 // back to back on one (connection, path), sack_rx takes an operation every RxEntryII cycles
 // (each waits one cycle in its input stage: the latency the header states plus one) and
-// sack_tx one every cycle.
+// sack_tx one every cycle (its two-stage recurrence computes the verdict on both outcomes of
+// the operation one ahead).
 func TestSackInitiationIntervalAndLatency(t *testing.T) {
 	for _, c := range []config.Config{config.Default(), sackWideConfig()} {
 		t.Run(c.Name, func(t *testing.T) {
@@ -201,8 +202,18 @@ func TestSackCosimCatchesFaults(t *testing.T) {
 			"wire merge_e = e_valid && (e_idx == in_q_idx);", "wire merge_e = 1'b0 && e_valid && (e_idx == in_q_idx);", "Cum", false, "random"},
 		{"rx merge of the result just written disabled", "sack_rx",
 			"wire merge_w = w_valid && (w_idx == in_q_idx);", "wire merge_w = 1'b0 && w_valid && (w_idx == in_q_idx);", "Cum", false, "random"},
-		{"tx forwarding disabled", "sack_tx",
-			"wire fwd_hit = m_fwd;", "wire fwd_hit = 1'b0 && m_fwd;", "Status", false, "back-to-back"},
+		// sack_tx's two-stage recurrence: the operation one ahead (its verdict not yet known,
+		// so every field's flags are computed on both of its outcomes) and the one two ahead.
+		{"tx forwarding of the operation one ahead disabled", "sack_tx",
+			"wire fwd1_hit = m_fwd1;", "wire fwd1_hit = 1'b0 && m_fwd1;", "Status", false, "back-to-back"},
+		{"tx forwarding of the operation two ahead disabled", "sack_tx",
+			"wire fwd2_hit = m_fwd2;", "wire fwd2_hit = 1'b0 && m_fwd2;", "Status", false, "back-to-back"},
+		{"tx one-ahead ACK taken as accepted whatever its verdict", "sack_tx",
+			"wire [1:0] una_pick = n_una_from_psn ? 2'd3 : 2'd2;",
+			"wire [1:0] una_pick = (n_op == OP_ACK || n_init) ? 2'd3 : 2'd2;", "Status", false, "back-to-back"},
+		{"tx one-ahead sent record's nxt ignored", "sack_tx",
+			"wire [2:0] nxt_pick = n_nxt_from_psn ? 3'd3 : n_nxt_from_inc ? 3'd4 : 3'd2;",
+			"wire [2:0] nxt_pick = n_nxt_from_psn ? 3'd3 : 3'd2;", "Status", false, "back-to-back"},
 		{"tx merge of the result being written disabled", "sack_tx",
 			"wire merge_e = e_valid && (e_idx == lp_idx);", "wire merge_e = 1'b0 && e_valid && (e_idx == lp_idx);", "Status", false, "back-to-back"},
 		{"tx merge of the result just written disabled", "sack_tx",

@@ -361,9 +361,14 @@ func (t *sackTraffic) acceptRx(op rxOp) *sack.RxResult {
 	return &res
 }
 
+// releaseDelayed sends one delayed ACK, now stale or a duplicate; sometimes twice in a row, so
+// that a rejected ACK is followed on its entry by one that its verdict decides.
 func (t *sackTraffic) releaseDelayed() {
 	i := t.rng.IntN(len(t.delayed))
 	t.txQ = append(t.txQ, t.delayed[i])
+	if t.chance(t.k.AckDup) {
+		t.txQ = append(t.txQ, t.delayed[i])
+	}
 	t.delayed = append(t.delayed[:i], t.delayed[i+1:]...)
 }
 

@@ -22,6 +22,8 @@ func verifyScript(modules, gateModules, flops, subset []string, subsetCycles int
 #                             (gls/power_up.v); x: unknown, the library's models as they are
 #   GLS_CYCLES=N              the gate level of the modules in GLS_SUBSET replays the first N
 #                             cycles of each recording (0: all of them)
+#   GLS_SUBSET="a b"          those modules (default the ones too slow at the gate level to
+#                             replay whole: ` + strings.Join(subset, " ") + `)
 #   WORK=DIR                  where to build (default a temporary folder, removed at the end)
 #   MODULES="a b"             only these modules' testbenches (default every one)
 # Exit status 0 only when every check passed.
@@ -36,7 +38,7 @@ MODULES=${MODULES:-$ALL_MODULES}
 GATE_MODULES="` + strings.Join(gateModules, " ") + `"   # the modules with a netlist under gls/
 POWER_UP=${POWER_UP:-random}
 POWER_UP_CELLS="` + strings.Join(flops, " ") + `"
-GLS_SUBSET="` + strings.Join(subset, " ") + `"
+GLS_SUBSET=${GLS_SUBSET-"` + strings.Join(subset, " ") + `"}
 GLS_CYCLES=${GLS_CYCLES:-` + strconv.Itoa(subsetCycles) + `}
 if [ -n "${WORK:-}" ]; then work=$WORK; mkdir -p "$work"; else work=$(mktemp -d); trap 'rm -rf "$work"' EXIT; fi
 echo "== hashes (SHA256SUMS)"

@@ -4,8 +4,9 @@
 set -euo pipefail
 
 # opensta, qflow (blifFanout), qflow-tech-osu018 (the OSU 0.18 um cells) and berkeley-abc are the
-# ASIC timing flow of mrgen qor.
-packages=(verilator yosys iverilog nextpnr-ice40 fpga-icestorm z3 boolector g++ make tshark
+# ASIC timing flow of mrgen qor; ccache shares compiled C++ between the Verilated models of one
+# module (fault tests build one per mutant).
+packages=(verilator yosys iverilog nextpnr-ice40 fpga-icestorm z3 boolector g++ make ccache tshark
   opensta qflow qflow-tech-osu018 berkeley-abc)
 
 missing=()

@@ -348,6 +348,7 @@ func (p *prepared) build(ctx context.Context, cache, tmp string, w io.Writer) er
 	}
 	margs := append([]string{"-j", strconv.Itoa(runtime.NumCPU()), "-f", prefix + ".mk"}, targets...)
 	margs = append(margs, p.b.makeVars()...)
+	margs = append(margs, objCache(cache)...)
 	if err := run(ctx, obj, w, "make", margs...); err != nil {
 		return err
 	}
@@ -423,6 +424,19 @@ func publishRuntime(cache, rtDir, obj string, objs []string, w io.Writer) {
 	if err := os.Rename(tmp, rtDir); err != nil && !fileExists(rtDir) {
 		fmt.Fprintf(w, "verilator: not caching the runtime: %v\n", err)
 	}
+}
+
+// objCache compiles through ccache when it is installed, its store beside the models (so a cold
+// model cache is a cold compiler cache too). A model differs from another of its module (a
+// fault test's mutant, another configuration) in a few of the C++ files Verilator splits it
+// into; the others compile once. The object code is the compiler's either way, so ccache is
+// not part of the model's key.
+func objCache(cache string) []string {
+	path, err := exec.LookPath("ccache")
+	if err != nil {
+		return nil
+	}
+	return []string{"OBJCACHE=env CCACHE_DIR=" + filepath.Join(cache, "ccache") + " " + path}
 }
 
 // toolEnv is the environment of every tool run: only what the tools need, so that a caller's

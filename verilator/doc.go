@@ -88,7 +88,10 @@
 // source and the Verilated header. The Verilator runtime objects, which depend only on tools and
 // flags, are cached once in CacheDir/runtime-<hash>/ and shared by every model. The tools run
 // with a scrubbed environment (PATH, HOME, TMPDIR, locale, VERILATOR_ROOT), so a parent make's
-// MAKEFLAGS or a stray CXXFLAGS cannot change a build behind the key's back.
+// MAKEFLAGS or a stray CXXFLAGS cannot change a build behind the key's back. Where ccache is
+// installed the C++ compiles through it (OBJCACHE), its store in CacheDir/ccache: the models of
+// one module (a fault test's mutants above all) share most of the files Verilator splits them
+// into, and those compile once.
 //
 // Go's test cache does not see these libraries: a test that passed against a model is reported
 // "(cached) ok" even after its RTL changed and the model was rebuilt. Run tests that build or

@@ -38,18 +38,34 @@ func (u *Unit) PopcountModule() *hdl.Module {
 		Name:   "sack_popcount",
 		Source: Source,
 		Doc: fmt.Sprintf("Population count of %d bits as an explicit adder tree (%d levels) with a register "+
-			"after level %d, so no cycle holds more than half the tree. Counts the SACKed packets an ACK reports.",
-			u.W, u.IW, u.PopcountSplit),
+			"after %s, so no cycle holds more than part of the tree. Counts the SACKed packets an ACK reports.",
+			u.W, u.IW, u.popcountRegisters()),
 		Ports: []hdl.Port{
 			in("clk", 1, "clock"),
 			in("en", 1, "register enable (pipeline advance)"),
 			in("vec", u.W, "vector to count"),
-			out("count", u.CntW, "number of set bits, 0..W, one cycle after vec"),
+			out("count", u.CntW, fmt.Sprintf("number of set bits, 0..W, %d cycle(s) after vec", u.popcountLatency())),
 		},
 		Clock:   "clk",
-		Latency: 1,
+		Latency: u.popcountLatency(),
 		II:      1,
 	}
+}
+
+// popcountLatency is the popcount's cycles from vec to count: one per registered level.
+func (u *Unit) popcountLatency() int {
+	if u.PopcountLate > 0 {
+		return 2
+	}
+	return 1
+}
+
+// popcountRegisters names the popcount's registered levels, for its description.
+func (u *Unit) popcountRegisters() string {
+	if u.PopcountLate > 0 {
+		return fmt.Sprintf("levels %d and %d", u.PopcountSplit, u.PopcountLate)
+	}
+	return fmt.Sprintf("level %d", u.PopcountSplit)
 }
 
 // RotateModule is the pipelined right-rotator.

@@ -59,6 +59,7 @@ type Unit struct {
 	CntW              int // width of a bit count 0..W
 	SlotHiW, SlotLoW  int // the slot predecode halves (SlotHiW + SlotLoW = IW)
 	PopcountSplit     int // the popcount level whose sums are registered
+	PopcountLate      int // a second registered level (0: none); the count then reaches m itself
 	IdxW              int // table index width (conn + path)
 	Depth             int // table depth
 	RxEntryW          int
@@ -87,7 +88,7 @@ func New(c config.Config) (*Unit, error) {
 	u.CntW = u.IW + 1
 	u.SlotHiW = u.IW / 2
 	u.SlotLoW = u.IW - u.SlotHiW
-	u.PopcountSplit = popcountSplit(u.IW)
+	u.PopcountSplit, u.PopcountLate = popcountSplit(u.IW)
 	// rx entry: {since_ack[7:0], bitmap[W-1:0], highest[P-1:0], cum[P-1:0]}
 	u.RxEntryW = 8 + u.W + 2*u.PW
 	// tx entry: {hwm[P-1:0], count[IW:0], nxt[P-1:0], una[P-1:0]}
@@ -98,8 +99,8 @@ func New(c config.Config) (*Unit, error) {
 	// rx: input+read register, merged entry, search, new entry, rotator stages.
 	u.RxLatency = 4 + s
 	// tx: input register, first half of the summary trees, second half + merged entry,
-	// recurrence, report, output register.
-	u.TxLatency = 6
+	// the verdict's compares on every candidate, verdict and new entry, report, output register.
+	u.TxLatency = 7
 	return u, nil
 }
 
@@ -186,12 +187,19 @@ func (u *Unit) RxHoldTwo() bool {
 // a bitmap of 2^iw bits: half the levels, and one more from 512 bits on, where the upper
 // levels' adders are the wider ones (sack_tx measured in osu018 and LUT6 levels: at 1024 bits,
 // split at level 5, 4.02 ns and 9 levels; at 6, 3.86 ns and 7; at 7, 4.62 ns and 9; at 512
-// bits, split at 4, 3.86 ns and 9 levels; at 5, 3.43 ns and 8).
-func popcountSplit(iw int) int {
-	if iw >= 9 {
-		return iw/2 + 1
+// bits, split at 4, 3.86 ns and 9 levels; at 5, 3.43 ns and 8). From 1024 bits, two registered
+// levels (late).
+func popcountSplit(iw int) (split, late int) {
+	if iw >= 10 {
+		// From 1024 bits a third of the levels per stage: the count is needed only in stage m,
+		// a stage after the two-stage tree's, so the third stage adds no latency (at 1024 bits,
+		// two stages measured 3.99-4.01 ns, over 40 FO4 with some ABC mappings).
+		return iw/3 + 1, 2*iw/3 + 1
 	}
-	return max(1, iw/2)
+	if iw >= 9 {
+		return iw/2 + 1, 0
+	}
+	return max(1, iw/2), 0
 }
 
 // DualSearchFrom is the bitmap width from which sack_rx runs its find-first-zero trees on both

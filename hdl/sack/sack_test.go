@@ -54,7 +54,7 @@ func TestDescription(t *testing.T) {
 	require.Equal(t, 8, u.IW)
 	require.Equal(t, 32, u.Depth)
 	require.Equal(t, 5, u.RxLatency)
-	require.Equal(t, 6, u.TxLatency)
+	require.Equal(t, 7, u.TxLatency)
 	require.Equal(t, 8+256+64, u.RxEntryW)
 	rx := u.RxModule()
 	require.NoError(t, rx.Check())
