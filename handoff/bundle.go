@@ -322,12 +322,16 @@ func build(ctx context.Context, opt Options, dir string) (*Summary, error) {
 	slices.Sort(flops)
 	flops = slices.Compact(flops)
 	files["gls/power_up.v"] = powerUpModels(flops)
+	var timed []string
 	for _, m := range gateModules {
 		if _, ok := GateSubset[m]; ok {
 			subset = append(subset, m)
 		}
+		if modes[m] == Timed {
+			timed = append(timed, m)
+		}
 	}
-	files["verify.sh"] = []byte(verifyScript(modules, gateModules, flops, subset, gateSubsetCycles))
+	files["verify.sh"] = []byte(verifyScript(modules, gateModules, flops, subset, timed, gateSubsetCycles))
 	files["README.md"] = []byte(readme(opt, commit, modules, gateModules, sum.Transactions, tools))
 	files["CHECKLIST.md"] = []byte(checklist(modules, gateModules, !opt.NoSynthesis))
 	for path, content := range files {

@@ -145,8 +145,9 @@ func checks(t *testing.T, tmp, out string) {
 		t.Parallel()
 		fresh := filepath.Join(tmp, "fresh")
 		copyTree(t, out, fresh)
-		// The gate level replays the first gateCycles cycles of every recording of every
-		// netlist (whole, they take about 25 minutes of CPU; `make handoff-tiny` runs them so).
+		// The gate level of the cycle-by-cycle (Timed) testbenches replays the first gateCycles
+		// cycles of each recording, the others whole recordings (all whole, the gate level takes
+		// about 27 minutes of CPU, tx_engine's 12 of them; `make handoff-tiny` runs them so).
 		lists, err := filepath.Glob(filepath.Join(fresh, "gls", "*.f"))
 		require.NoError(t, err)
 		var gates []string
@@ -168,6 +169,7 @@ func checks(t *testing.T, tmp, out string) {
 		}
 		require.Contains(t, log, fmt.Sprintf("== verify: %d replays, 0 failed", 3*len(handoff.Recordings())-nTop), log)
 		require.Contains(t, log, fmt.Sprintf("== tx_engine gate level (osu018 netlist, Icarus, power-up random, the first %d cycles)", gateCycles))
+		require.Contains(t, log, "verify: rx_parser replays per stream, whole recordings")
 		require.Contains(t, log, "pass  gate  vectors/tx_engine/failure")
 		require.NotContains(t, log, "== nic_top gate level")
 		require.Contains(t, log, "pass  gate  vectors/rx_parser/malformed")

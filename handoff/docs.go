@@ -9,7 +9,7 @@ import (
 )
 
 // verifyScript is verify.sh: POSIX sh, sha256sum, Icarus and Verilator; no Go.
-func verifyScript(modules, gateModules, flops, subset []string, subsetCycles int) string {
+func verifyScript(modules, gateModules, flops, subset, timed []string, subsetCycles int) string {
 	return `#!/bin/sh
 # verify.sh -- checks this bundle with no Go: every file's hash (SHA256SUMS), then every
 # testbench under tb/ against every recording under vectors/, in Icarus and in Verilator, then
@@ -23,7 +23,9 @@ func verifyScript(modules, gateModules, flops, subset []string, subsetCycles int
 #   GLS_CYCLES=N              the gate level of the modules in GLS_SUBSET replays the first N
 #                             cycles of each recording (0: all of them)
 #   GLS_SUBSET="a b"          those modules (default the ones too slow at the gate level to
-#                             replay whole: ` + strings.Join(subset, " ") + `)
+#                             replay whole: ` + strings.Join(subset, " ") + `); only the testbenches
+#                             that replay cycle by cycle can stop early (` + strings.Join(timed, " ") + `),
+#                             the others replay whole recordings
 #   WORK=DIR                  where to build (default a temporary folder, removed at the end)
 #   MODULES="a b"             only these modules' testbenches (default every one)
 # Exit status 0 only when every check passed.
@@ -40,6 +42,7 @@ POWER_UP=${POWER_UP:-random}
 POWER_UP_CELLS="` + strings.Join(flops, " ") + `"
 GLS_SUBSET=${GLS_SUBSET-"` + strings.Join(subset, " ") + `"}
 GLS_CYCLES=${GLS_CYCLES:-` + strconv.Itoa(subsetCycles) + `}
+GLS_TIMED="` + strings.Join(timed, " ") + `"   # testbenches that replay cycle by cycle (+cycles)
 if [ -n "${WORK:-}" ]; then work=$WORK; mkdir -p "$work"; else work=$(mktemp -d); trap 'rm -rf "$work"' EXIT; fi
 echo "== hashes (SHA256SUMS)"
 if ! sha256sum --quiet -c SHA256SUMS; then
@@ -113,7 +116,12 @@ if [ "$GLS" = 1 ]; then
     for m in $MODULES; do
       case " $GATE_MODULES " in *" $m "*) ;; *) continue ;; esac
       cycles=""
-      case " $GLS_SUBSET " in *" $m "*) if [ "$GLS_CYCLES" -gt 0 ]; then cycles="+cycles=$GLS_CYCLES"; fi ;; esac
+      case " $GLS_SUBSET " in *" $m "*)
+        case " $GLS_TIMED " in
+          *" $m "*) if [ "$GLS_CYCLES" -gt 0 ]; then cycles="+cycles=$GLS_CYCLES"; fi ;;
+          *) echo "verify: $m replays per stream, whole recordings (GLS_CYCLES applies only to $GLS_TIMED)" ;;
+        esac ;;
+      esac
       echo "== $m gate level (osu018 netlist, Icarus, power-up $POWER_UP${cycles:+, the first $GLS_CYCLES cycles})"
       # shellcheck disable=SC2086 # power holds two options
       if ! iverilog -g2012 -T typ $power -s "tb_$m" -o "$work/gls_$m" -f "$work/cells.f" -f "gls/$m.f" 2>"$work/gls_$m.log"; then
