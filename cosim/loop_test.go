@@ -164,9 +164,10 @@ func TestLoopCatchesBlockFault(t *testing.T) {
 // TestLoopCatchesIdleWithPayloadOwed is nic_rx's idle without the payloads still owed: under
 // host backpressure a payload's beats trail its header, and the gap between two payloads looks
 // idle. `chaos` (seed 1, 1,500 packets) caught it until sack_tx's latency went from 6 to 7
-// cycles (session 34), which moved the closed loop's timing; since then neither `chaos` (seeds
-// 1-2, 1,500 and 3,000 packets, host ready 0.2 and 1) nor `clean` (host ready 0.2) reaches a
-// header-idle gap with a payload still owed. It needs a directed stimulus; until then it
+// cycles (session 34), which moved the closed loop's timing; since then none of these runs
+// reaches a header-idle gap with a payload still owed: `chaos` seed 1 at 1,500 and 3,000
+// packets, seeds 1 and 2 at 1,500 packets with the host ready 20% of cycles, `clean` seeds 1 and
+// 2 at 600 packets with the host ready 20% of cycles. It needs a directed stimulus; until then it
 // skips, so that the gap stays in sight.
 func TestLoopCatchesIdleWithPayloadOwed(t *testing.T) {
 	t.Skip("\n\n*** SKIPPED: no closed-loop scenario reaches nic_rx's header-idle gap with a payload owed " +
