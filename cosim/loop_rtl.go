@@ -362,6 +362,12 @@ func (h *loopHarness) step() error {
 			h.mismatch("host control", 0, fmt.Sprintf("%+v", op), fmt.Sprintf("rkey: golden %#x, RTL %#x", op.RKey, pt.mCtlRKey.Get(out)))
 		}
 	}
+	if pt.payValid.Get(out) == 1 && pt.idle.Get(out) == 1 && h.mm == nil {
+		// idle says no packet is in the pipeline: a payload beat on offer is one still owed
+		// (under host backpressure the beats trail their header by many cycles).
+		h.mismatch("idle", int(h.res.Counts["rtl_runs_frame"]+h.res.Counts["rtl_runs_timer"]), "a payload on m_pay",
+			fmt.Sprintf("idle was high while m_pay offered a beat of the payload tagged %d", pt.payTag.Get(out)))
+	}
 	if pt.payValid.Get(out) == 1 && pt.payReady.Get(in) == 1 {
 		h.payCur = appendBeat(h.payCur, pt.payData.GetWords(out), pt.payKeep.Get(out), h.nb)
 		if pt.payLast.Get(out) == 1 {

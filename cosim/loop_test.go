@@ -162,21 +162,23 @@ func TestLoopCatchesBlockFault(t *testing.T) {
 }
 
 // TestLoopCatchesIdleWithPayloadOwed is nic_rx's idle without the payloads still owed: under
-// host backpressure a payload's beats trail its header, and the gap between two payloads looks
-// idle. `chaos` (seed 1, 1,500 packets) caught it until sack_tx's latency went from 6 to 7
-// cycles (session 34), which moved the closed loop's timing; since then none of these runs
-// reaches a header-idle gap with a payload still owed: `chaos` seed 1 at 1,500 and 3,000
-// packets, seeds 1 and 2 at 1,500 packets with the host ready 20% of cycles, `clean` seeds 1 and
-// 2 at 600 packets with the host ready 20% of cycles. It needs a directed stimulus; until then it
-// skips, so that the gap stays in sight.
+// host backpressure a payload's beats trail its header. `chaos` (seed 1, 1,500 packets) caught
+// it through the end-of-run check (one more cycle after idle) until sack_tx's latency went from 6
+// to 7 cycles (session 34) and no run ended in that gap any more; the harness now also requires,
+// every cycle, that idle is low while m_pay offers a beat, which `clean` with the host ready 20%
+// of cycles reaches in its first packets.
 func TestLoopCatchesIdleWithPayloadOwed(t *testing.T) {
-	t.Skip("\n\n*** SKIPPED: no closed-loop scenario reaches nic_rx's header-idle gap with a payload owed " +
-		"since session 34 (sack_tx latency 7); a directed stimulus is needed (issue 21) ***\n")
-	faults := []templateFault{{Name: "idle between two payloads still owed", Module: "nic_rx", Scenario: "chaos",
+	c := config.Default()
+	faults := []templateFault{{Name: "idle between two payloads still owed", Module: "nic_rx", Scenario: "clean",
 		From: "(pf_count == 6'd0) && (next_tag == pay_tag)", To: "(pf_count == 6'd0)",
-		Stream: "idle", Seed: 1, Packets: 1500}}
+		Stream: "idle", Field: "m_pay offered a beat", Seed: 1, Packets: 100}}
 	requireFaultsCaught(t, faults, func(t *testing.T, f templateFault, mutate func([]gen.Source) error, _ string) *Result {
-		return runLoopTest(t, config.Default(), f.Scenario, f.SeedOr(5), f.RunLength(400), mutate)
+		tooltest.Require(t, "verilator", "g++", "make")
+		ready := 0.2
+		res, err := RunLoop(context.Background(), Options{Config: c, Scenario: f.Scenario, Seed: f.SeedOr(5),
+			Packets: f.RunLength(400), Mutate: mutate, Stamp: stamp(c), Faults: LoopFaults{HostReady: &ready}})
+		require.NoError(t, err)
+		return res
 	})
 }
 

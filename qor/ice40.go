@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"strings"
 	"time"
@@ -28,7 +29,10 @@ type ICE40Result struct {
 	Unit   string       `json:"unit"`
 	Board  string       `json:"board"`
 	Result *fpga.Result `json:"result"` // at the configuration asked for
-	Fits   bool         `json:"fits"`   // it placed and routed
+	// Fits: it placed and routed in FitFraction of the device (the issue's criterion: a fuller
+	// device's routing says more about the device than about the block). Share is how full.
+	Fits  bool    `json:"fits"`
+	Share float64 `json:"share,omitempty"`
 	// FitConfig and Fit: the largest candidate that fits in FitFraction of the device.
 	FitConfig  string         `json:"fit_config,omitempty"`
 	Fit        *fpga.Result   `json:"fit,omitempty"`
@@ -112,7 +116,10 @@ func RunICE40(ctx context.Context, u Unit, dir, board string, cands func() ([]Ca
 		if r.Result, err = synth(u, "default", false); err != nil {
 			return nil, err
 		}
-		r.Fits = r.Result.OverCapacity == ""
+		if r.Result.OverCapacity == "" {
+			r.Share = math.Round(fpga.Share(r.Result.Utilization, packedKinds...)*1000) / 1000
+		}
+		r.Fits = r.Result.OverCapacity == "" && r.Share <= FitFraction
 		if r.Fits {
 			r.Seconds = round1(time.Since(start).Seconds())
 			return r, nil

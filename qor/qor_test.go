@@ -339,3 +339,27 @@ func TestParseWireBits(t *testing.T) {
 	_, err = parseWireBits("=== top ===\n", "top")
 	require.ErrorContains(t, err, "no wire-bit count")
 }
+
+// A unit that places but fills more than 80% of the device is not reported as fitting: its own
+// figure stays in the report, beside the largest candidate within 80%.
+func TestICE40OverFitFractionSearchesSmaller(t *testing.T) {
+	requireTools(t, ICE40)
+	m := &hdl.Module{Name: "shreg", Source: "qor/qor_test.go", Clock: "clk", Reset: "rst_n",
+		Ports: []hdl.Port{hdl.In("clk", 1, "clock"), hdl.In("rst_n", 1, "reset"), hdl.In("d", 1, "data"),
+			hdl.Out("q", 1, "data")}}
+	unit := func(n int) Unit {
+		u := writeUnit(t, "shreg", shiftVerilog(n), m)
+		u.Digest = itoa(n)
+		return u
+	}
+	r, err := RunICE40(context.Background(), unit(7000), t.TempDir(), "ice40-hx8k",
+		func() ([]Candidate, error) { return []Candidate{{Config: "medium", Unit: unit(4000)}}, nil }, nil)
+	require.NoError(t, err)
+	require.Empty(t, r.Result.OverCapacity, "7000 flip-flops place on the HX8K")
+	require.Greater(t, r.Result.FmaxMHz, 0.0)
+	require.Greater(t, r.Share, FitFraction)
+	require.False(t, r.Fits)
+	require.Equal(t, "medium", r.FitConfig)
+	require.NotNil(t, r.Fit)
+	require.Contains(t, r.Summary(), "of the device (over 80%); at medium")
+}

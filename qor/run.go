@@ -368,6 +368,17 @@ func (r *ICE40Result) Summary() string {
 		return r.Note
 	case r.Fits:
 		return fmt.Sprintf("%.1f MHz, %d LUTs, %d FFs, %d RAMs", r.Result.FmaxMHz, r.Result.LUTs, r.Result.FFs, r.Result.RAMs)
+	case r.Result.OverCapacity == "":
+		// Placed, but fuller than FitFraction: its figure, and the fit search's.
+		s := fmt.Sprintf("%.1f MHz, %d LUTs at %.0f%% of the device (over %.0f%%)", r.Result.FmaxMHz, r.Result.LUTs,
+			100*r.Share, 100*FitFraction)
+		if r.Fit != nil {
+			return fmt.Sprintf("%s; at %s: %.1f MHz, %d LUTs", s, r.FitConfig, r.Fit.FmaxMHz, r.Fit.LUTs)
+		}
+		if r.Note != "" {
+			return s + "; " + r.Note
+		}
+		return s
 	case r.Fit != nil:
 		return fmt.Sprintf("%s; at %s: %.1f MHz, %d LUTs", r.Result.DoesNotFit(), r.FitConfig, r.Fit.FmaxMHz, r.Fit.LUTs)
 	}
