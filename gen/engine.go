@@ -79,6 +79,7 @@ func Funcs() template.FuncMap {
 		return 1 << n, nil
 	}
 	f["portDecl"] = portDecl
+	f["cmpSliced"] = CompareSliced
 	// memory renders the instance of one of the module's tables (hdl/mem): memory .M "name"
 	// (dict "we" "..." "waddr" "..." ...).
 	f["memory"] = mem.Instance

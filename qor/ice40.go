@@ -149,5 +149,8 @@ func (r *ICE40Result) overWhat() string {
 	if r.Result != nil && r.Result.OverCapacity != "" {
 		return r.Result.OverCapacity
 	}
+	if r.Result != nil && r.Share > FitFraction {
+		return fmt.Sprintf("placed at %.0f%% of the device, over %.0f%%", 100*r.Share, 100*FitFraction)
+	}
 	return strings.SplitN(r.Note, ";", 2)[0]
 }

@@ -362,4 +362,5 @@ func TestICE40OverFitFractionSearchesSmaller(t *testing.T) {
 	require.Equal(t, "medium", r.FitConfig)
 	require.NotNil(t, r.Fit)
 	require.Contains(t, r.Summary(), "of the device (over 80%); at medium")
+	require.Contains(t, r.overWhat(), "over 80%", "what a parent holding it is told")
 }
