@@ -284,19 +284,24 @@ func shiftVerilog(n int) string {
 		"  assign q = r[" + itoa(n-1) + "];\nendmodule\n"
 }
 
+// shregUnits makes units of an n-flip-flop shift register, its digest its length.
+func shregUnits(t *testing.T) func(n int) Unit {
+	m := &hdl.Module{Name: "shreg", Source: "qor/qor_test.go", Clock: "clk", Reset: "rst_n",
+		Ports: []hdl.Port{hdl.In("clk", 1, "clock"), hdl.In("rst_n", 1, "reset"), hdl.In("d", 1, "data"),
+			hdl.Out("q", 1, "data")}}
+	return func(n int) Unit {
+		u := writeUnit(t, "shreg", shiftVerilog(n), m)
+		u.Digest = itoa(n)
+		return u
+	}
+}
+
 // A unit over the device's capacity is placed at the largest candidate that fits in 80% of it,
 // found by bisection over the candidates' coarse size: a candidate with the same hardware as one
 // tried, one not smaller than the unit and one below a fitting probe are not synthesized.
 func TestICE40FitSearch(t *testing.T) {
 	requireTools(t, ICE40)
-	m := &hdl.Module{Name: "shreg", Source: "qor/qor_test.go", Clock: "clk", Reset: "rst_n",
-		Ports: []hdl.Port{hdl.In("clk", 1, "clock"), hdl.In("rst_n", 1, "reset"), hdl.In("d", 1, "data"),
-			hdl.Out("q", 1, "data")}}
-	unit := func(n int) Unit {
-		u := writeUnit(t, "shreg", shiftVerilog(n), m)
-		u.Digest = itoa(n)
-		return u
-	}
+	unit := shregUnits(t)
 	cands := []Candidate{{Config: "small", Unit: unit(1000)}, {Config: "medium", Unit: unit(4000)},
 		{Config: "too-big", Unit: unit(7000)}, {Config: "medium-again", Unit: unit(4000)},
 		{Config: "huge", Unit: unit(12000)}}
@@ -344,14 +349,7 @@ func TestParseWireBits(t *testing.T) {
 // figure stays in the report, beside the largest candidate within 80%.
 func TestICE40OverFitFractionSearchesSmaller(t *testing.T) {
 	requireTools(t, ICE40)
-	m := &hdl.Module{Name: "shreg", Source: "qor/qor_test.go", Clock: "clk", Reset: "rst_n",
-		Ports: []hdl.Port{hdl.In("clk", 1, "clock"), hdl.In("rst_n", 1, "reset"), hdl.In("d", 1, "data"),
-			hdl.Out("q", 1, "data")}}
-	unit := func(n int) Unit {
-		u := writeUnit(t, "shreg", shiftVerilog(n), m)
-		u.Digest = itoa(n)
-		return u
-	}
+	unit := shregUnits(t)
 	r, err := RunICE40(context.Background(), unit(7000), t.TempDir(), "ice40-hx8k",
 		func() ([]Candidate, error) { return []Candidate{{Config: "medium", Unit: unit(4000)}}, nil }, nil)
 	require.NoError(t, err)
