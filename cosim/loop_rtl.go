@@ -204,6 +204,11 @@ func (h *loopHarness) advance() bool {
 	return true
 }
 
+// runsSoFar numbers the RTL runs (frame and timer), for a mismatch on the idle stream.
+func (h *loopHarness) runsSoFar() int {
+	return h.res.Counts["rtl_runs_frame"] + h.res.Counts["rtl_runs_timer"]
+}
+
 // quiet reports nic_top idle with no output offered.
 func (h *loopHarness) quiet() bool {
 	return h.pt.idle.Get(h.out) == 1 && h.pt.dmaValid.Get(h.out) == 0 && h.pt.cplValid.Get(h.out) == 0 &&
@@ -248,7 +253,7 @@ func (h *loopHarness) run(now fabric.Time) {
 				return
 			}
 			if h.mm == nil && !h.quiet() {
-				h.mismatch("idle", int(h.res.Counts["rtl_runs_frame"]+h.res.Counts["rtl_runs_timer"]), "end of an RTL run",
+				h.mismatch("idle", h.runsSoFar(), "end of an RTL run",
 					fmt.Sprintf("idle was high with no input, and the next cycle was not quiet: idle %d, dma %d, completion %d, verdict %d, payload %d, frame out %d, read %d",
 						h.pt.idle.Get(h.out), h.pt.dmaValid.Get(h.out), h.pt.cplValid.Get(h.out), h.pt.pvdValid.Get(h.out),
 						h.pt.payValid.Get(h.out), h.pt.outValid.Get(h.out), h.tp.rdValid.Get(h.out)))
@@ -365,7 +370,7 @@ func (h *loopHarness) step() error {
 	if pt.payValid.Get(out) == 1 && pt.idle.Get(out) == 1 && h.mm == nil {
 		// idle says no packet is in the pipeline: a payload beat on offer is one still owed
 		// (under host backpressure the beats trail their header by many cycles).
-		h.mismatch("idle", int(h.res.Counts["rtl_runs_frame"]+h.res.Counts["rtl_runs_timer"]), "a payload on m_pay",
+		h.mismatch("idle", h.runsSoFar(), "a payload on m_pay",
 			fmt.Sprintf("idle was high while m_pay offered a beat of the payload tagged %d", pt.payTag.Get(out)))
 	}
 	if pt.payValid.Get(out) == 1 && pt.payReady.Get(in) == 1 {

@@ -19,9 +19,16 @@ import (
 
 func runLoopTest(t *testing.T, c config.Config, scenario string, seed uint64, packets int, mutate func([]gen.Source) error) *Result {
 	t.Helper()
+	return runLoopFaultsTest(t, c, scenario, seed, packets, mutate, LoopFaults{})
+}
+
+// runLoopFaultsTest is runLoopTest with the scenario's faults overridden.
+func runLoopFaultsTest(t *testing.T, c config.Config, scenario string, seed uint64, packets int,
+	mutate func([]gen.Source) error, faults LoopFaults) *Result {
+	t.Helper()
 	tooltest.Require(t, "verilator", "g++", "make")
 	res, err := RunLoop(context.Background(), Options{Config: c, Scenario: scenario, Seed: seed, Packets: packets,
-		Mutate: mutate, Stamp: stamp(c)})
+		Mutate: mutate, Stamp: stamp(c), Faults: faults})
 	require.NoError(t, err)
 	return res
 }
@@ -173,12 +180,8 @@ func TestLoopCatchesIdleWithPayloadOwed(t *testing.T) {
 		From: "(pf_count == 6'd0) && (next_tag == pay_tag)", To: "(pf_count == 6'd0)",
 		Stream: "idle", Field: "m_pay offered a beat", Seed: 1, Packets: 100}}
 	requireFaultsCaught(t, faults, func(t *testing.T, f templateFault, mutate func([]gen.Source) error, _ string) *Result {
-		tooltest.Require(t, "verilator", "g++", "make")
 		ready := 0.2
-		res, err := RunLoop(context.Background(), Options{Config: c, Scenario: f.Scenario, Seed: f.SeedOr(5),
-			Packets: f.RunLength(400), Mutate: mutate, Stamp: stamp(c), Faults: LoopFaults{HostReady: &ready}})
-		require.NoError(t, err)
-		return res
+		return runLoopFaultsTest(t, c, f.Scenario, f.SeedOr(5), f.RunLength(400), mutate, LoopFaults{HostReady: &ready})
 	})
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -148,8 +147,7 @@ func (r *ICE40Result) fitSearch(ctx context.Context, u Unit, candidates []Candid
 		cf.LUTs, cf.FFs, cf.RAMs = whole.LUTs, whole.FFs, whole.RAMs
 		cf.Note = ""
 		if res.OverCapacity == "" {
-			share := fpga.Share(res.Utilization, packedKinds...)
-			cf.Share, cf.Fits = math.Round(share*1000)/1000, share <= FitFraction
+			cf.Share, cf.Fits = packedFit(res)
 		} else {
 			cf.Note = res.DoesNotFit()
 		}

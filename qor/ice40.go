@@ -117,9 +117,8 @@ func RunICE40(ctx context.Context, u Unit, dir, board string, cands func() ([]Ca
 			return nil, err
 		}
 		if r.Result.OverCapacity == "" {
-			r.Share = math.Round(fpga.Share(r.Result.Utilization, packedKinds...)*1000) / 1000
+			r.Share, r.Fits = packedFit(r.Result)
 		}
-		r.Fits = r.Result.OverCapacity == "" && r.Share <= FitFraction
 		if r.Fits {
 			r.Seconds = round1(time.Since(start).Seconds())
 			return r, nil
@@ -142,6 +141,13 @@ func RunICE40(ctx context.Context, u Unit, dir, board string, cands func() ([]Ca
 	}
 	r.Seconds = round1(time.Since(start).Seconds())
 	return r, nil
+}
+
+// packedFit is a placed result's packed share of the device (rounded to 0.1%) and whether that
+// is within FitFraction (judged before rounding).
+func packedFit(res *fpga.Result) (float64, bool) {
+	share := fpga.Share(res.Utilization, packedKinds...)
+	return math.Round(share*1000) / 1000, share <= FitFraction
 }
 
 // overWhat says why the unit does not fit at the configuration asked for.

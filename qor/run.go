@@ -359,31 +359,25 @@ func measure(ctx context.Context, opt Options, block string, u Unit, tg Target, 
 	return "", fmt.Errorf("qor: unknown target %q", tg)
 }
 
-// Summary is one line: Fmax and counts, or what does not fit and the configuration that does.
+// Summary is one line: Fmax and counts, or why it is not a fit (over the device, or placed but
+// fuller than FitFraction) and the configuration that is.
 func (r *ICE40Result) Summary() string {
-	switch {
-	case r.Result == nil && r.Fit != nil:
-		return fmt.Sprintf("%s; at %s: %.1f MHz, %d LUTs", r.Note, r.FitConfig, r.Fit.FmaxMHz, r.Fit.LUTs)
-	case r.Result == nil:
-		return r.Note
-	case r.Fits:
+	if r.Fits {
 		return fmt.Sprintf("%.1f MHz, %d LUTs, %d FFs, %d RAMs", r.Result.FmaxMHz, r.Result.LUTs, r.Result.FFs, r.Result.RAMs)
-	case r.Result.OverCapacity == "":
-		// Placed, but fuller than FitFraction: its figure, and the fit search's.
-		s := fmt.Sprintf("%.1f MHz, %d LUTs at %.0f%% of the device (over %.0f%%)", r.Result.FmaxMHz, r.Result.LUTs,
-			100*r.Share, 100*FitFraction)
-		if r.Fit != nil {
-			return fmt.Sprintf("%s; at %s: %.1f MHz, %d LUTs", s, r.FitConfig, r.Fit.FmaxMHz, r.Fit.LUTs)
+	}
+	head := r.Note
+	if r.Result != nil {
+		head = r.Result.DoesNotFit()
+		if r.Result.OverCapacity == "" {
+			head = fmt.Sprintf("%.1f MHz, %d LUTs at %.0f%% of the device (over %.0f%%)", r.Result.FmaxMHz,
+				r.Result.LUTs, 100*r.Share, 100*FitFraction)
 		}
-		if r.Note != "" {
-			return s + "; " + r.Note
-		}
-		return s
+	}
+	switch {
 	case r.Fit != nil:
-		return fmt.Sprintf("%s; at %s: %.1f MHz, %d LUTs", r.Result.DoesNotFit(), r.FitConfig, r.Fit.FmaxMHz, r.Fit.LUTs)
+		return fmt.Sprintf("%s; at %s: %.1f MHz, %d LUTs", head, r.FitConfig, r.Fit.FmaxMHz, r.Fit.LUTs)
+	case r.Result != nil && r.Note != "":
+		return head + "; " + r.Note
 	}
-	if r.Note == "" {
-		return r.Result.DoesNotFit()
-	}
-	return r.Result.DoesNotFit() + "; " + r.Note
+	return head
 }
