@@ -197,7 +197,7 @@ func TestSackCosimCatchesFaults(t *testing.T) {
 		// The hazard paths of the two-stage recurrence: the hold of an operation right behind
 		// one on its entry, and the merges of the two results the table read cannot see.
 		{"rx same-entry hold disabled", "sack_rx",
-			"wire hold = in_q_valid && c_valid && (in_q_idx == c_idx);", "wire hold = 1'b0 && in_q_valid && c_valid && (in_q_idx == c_idx);", "Cum", false, "back-to-back"},
+			"wire one_ahead = in_q_valid && (new_idx == in_q_idx);", "wire one_ahead = 1'b0 && in_q_valid && (new_idx == in_q_idx);", "Cum", false, "back-to-back"},
 		{"rx merge of the result being written disabled", "sack_rx",
 			"wire merge_e = e_valid && (e_idx == in_q_idx);", "wire merge_e = 1'b0 && e_valid && (e_idx == in_q_idx);", "Cum", false, "random"},
 		{"rx merge of the result just written disabled", "sack_rx",
@@ -221,7 +221,7 @@ func TestSackCosimCatchesFaults(t *testing.T) {
 		// From 1024 bits the rx holds an operation behind either of the two ahead on its entry
 		// (run at 1024 bits, 64-bit datapath)...
 		{"rx hold behind the operation two ahead disabled", "sack_rx",
-			"|| (a_valid && (in_q_idx == a_idx))", "|| 1'b0", "Cum", false, "back-to-back"},
+			"wire two_ahead = c_valid && ", "wire two_ahead = 1'b0 && c_valid && ", "Cum", false, "back-to-back"},
 		// ... or, where the line needs entry II 2 (a 512-bit datapath), searches both candidate
 		// entries: the forwarded one's result must be the one taken.
 		{"rx search of the table's entry taken when forwarding", "sack_rx",

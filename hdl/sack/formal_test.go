@@ -99,6 +99,9 @@ func TestRxPropertyMutantsFail(t *testing.T) {
 	cases := []struct {
 		property, anchor, broken, why string
 	}{
+		{"p_hold_registered", "wire one_ahead = in_q_valid && (new_idx == in_q_idx);",
+			"wire one_ahead = in_q_valid && (new_idx[0] == in_q_idx[0]);",
+			"the hold decided on one bit of the entry index: an operation waits behind another entry's"},
 		{"p_cum_forward", "wire [ENTRY_WIDTH-1:0] cur = fwd_hit ? e_entry : c_entry;",
 			"wire [ENTRY_WIDTH-1:0] cur = c_entry;",
 			"no forwarding: an operation right behind one on its entry starts from the stale entry"},
