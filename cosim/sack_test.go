@@ -182,6 +182,8 @@ func TestSackCosimCatchesFaults(t *testing.T) {
 		vcd                           bool
 		scenario                      string
 	}{
+		// Where line rate needs entry II 2 (a 512-bit datapath; at the default 64 bits the rx
+		// holds instead, entry II 3).
 		{"rx forwarding disabled", "sack_rx",
 			"wire fwd_hit = c_fwd;", "wire fwd_hit = 1'b0 && c_fwd;", "Cum", true, "random"},
 		{"tx re-reports old losses", "sack_tx",
@@ -218,12 +220,12 @@ func TestSackCosimCatchesFaults(t *testing.T) {
 			"wire merge_e = e_valid && (e_idx == lp_idx);", "wire merge_e = 1'b0 && e_valid && (e_idx == lp_idx);", "Status", false, "back-to-back"},
 		{"tx merge of the result just written disabled", "sack_tx",
 			"wire merge_w = w_valid && (w_idx == lp_idx);", "wire merge_w = 1'b0 && w_valid && (w_idx == lp_idx);", "Status", false, "back-to-back"},
-		// From 1024 bits the rx holds an operation behind either of the two ahead on its entry
-		// (run at 1024 bits, 64-bit datapath)...
+		// Where a minimum frame leaves 3 cycles per operation (the default's 64 bits) the rx
+		// holds an operation behind either of the two ahead on its entry...
 		{"rx hold behind the operation two ahead disabled", "sack_rx",
 			"wire two_ahead = c_valid && ", "wire two_ahead = 1'b0 && c_valid && ", "Cum", false, "back-to-back"},
-		// ... or, where the line needs entry II 2 (a 512-bit datapath), searches both candidate
-		// entries: the forwarded one's result must be the one taken.
+		// ... or, with a 1024-bit bitmap where the line needs entry II 2 (a 512-bit datapath),
+		// searches both candidate entries: the forwarded one's result must be the one taken.
 		{"rx search of the table's entry taken when forwarding", "sack_rx",
 			"wire [SLOT_WIDTH-1:0] upper_idx = fwd_hit ? g_search[1].upper_idx : g_search[0].upper_idx;",
 			"wire [SLOT_WIDTH-1:0] upper_idx = g_search[0].upper_idx;", "Cum", false, "random"},
@@ -232,12 +234,14 @@ func TestSackCosimCatchesFaults(t *testing.T) {
 	for _, f := range faults {
 		tf = append(tf, templateFault{Name: f.name, Module: f.module, From: f.from, To: f.to, Field: f.field, VCD: f.vcd, Scenario: f.scenario})
 	}
-	// The two wide-bitmap faults need their configuration: entry II 3 (64-bit datapath) and the
-	// dual search (512-bit datapath, where the line needs entry II 2).
+	// The forwarding fault needs a 512-bit datapath (entry II 2; the default's 64 bits hold
+	// instead, entry II 3), the dual search a 1024-bit bitmap at 512 bits.
 	wideDP512 := sackWideConfig()
 	wideDP512.Name, wideDP512.DatapathWidth = "w1024-1path-dp512", 512
+	forwarding := config.Default()
+	forwarding.Name, forwarding.DatapathWidth = "default-dp512", 512
 	configOf := map[string]config.Config{
-		"rx hold behind the operation two ahead disabled":      sackWideConfig(),
+		"rx forwarding disabled":                               forwarding,
 		"rx search of the table's entry taken when forwarding": wideDP512,
 	}
 	requireFaultsCaught(t, tf, func(t *testing.T, f templateFault, mutate func([]gen.Source) error, vcd string) *Result {

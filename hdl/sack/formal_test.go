@@ -16,11 +16,20 @@ import (
 	"github.com/mrgen/mrgen/internal/tooltest"
 )
 
-// formalConfig is small enough for a deep bounded check, the one `mrgen formal` is run at:
-// 64-bit bitmaps, 4 table entries, 8-bit PSNs (so the PSN space wraps within reach of the search).
-func formalConfig(t *testing.T) config.Config {
+// The small configurations, small enough for a deep bounded check: 64-bit bitmaps, 4 table
+// entries, 8-bit PSNs (so the PSN space wraps within reach of the search). formalSmall, the
+// one `mrgen formal` is run at, has a 512-bit datapath (sack_rx at entry II 2, with its
+// forwarding); formalSmallHold a 64-bit one (entry II 3: it holds instead).
+const (
+	formalSmall     = "../../configs/formal/sack-small.yaml"
+	formalSmallHold = "../../configs/formal/sack-small-hold.yaml"
+)
+
+func formalConfig(t *testing.T) config.Config { return formalConfigAt(t, formalSmall) }
+
+func formalConfigAt(t *testing.T, file string) config.Config {
 	t.Helper()
-	c, err := config.Load("../../configs/formal/sack-small.yaml")
+	c, err := config.Load(file)
 	require.NoError(t, err)
 	return c
 }
@@ -34,7 +43,13 @@ func bmcRx(t *testing.T, mutate func(string) string, depth int) *formal.Result {
 // template, and returns its RTL files.
 func generateSmall(t *testing.T, module string, mutate func(string) string) []string {
 	t.Helper()
-	c := formalConfig(t)
+	return generateAt(t, formalSmall, module, mutate)
+}
+
+// generateAt is generateSmall at the configuration file.
+func generateAt(t *testing.T, file, module string, mutate func(string) string) []string {
+	t.Helper()
+	c := formalConfigAt(t, file)
 	u, err := sack.New(c)
 	require.NoError(t, err)
 	srcs, err := u.Sources()
@@ -71,8 +86,14 @@ func bmc(t *testing.T, module string, mutate func(string) string, depth int) *fo
 // checks one labelled property of sack_rx: pdr, then bmc3 within limit per engine.
 func checkProperty(t *testing.T, property string, mutate func(string) string, depth int, limit time.Duration) *formal.Verdict {
 	t.Helper()
+	return checkPropertyAt(t, formalSmall, property, mutate, depth, limit)
+}
+
+// checkPropertyAt is checkProperty at the configuration file.
+func checkPropertyAt(t *testing.T, file, property string, mutate func(string) string, depth int, limit time.Duration) *formal.Verdict {
+	t.Helper()
 	tooltest.Require(t, "yosys", "yosys-abc", "yosys-smtbmc", "z3")
-	files := generateSmall(t, "sack_rx", mutate)
+	files := generateAt(t, file, "sack_rx", mutate)
 	v, err := formal.Check(context.Background(), formal.Request{Files: files, Top: "sack_rx", Property: property,
 		Depth: depth, Limit: limit, WorkDir: filepath.Join(filepath.Dir(files[0]), "..", "formal")})
 	require.NoError(t, err)
@@ -125,6 +146,44 @@ func TestRxPropertyMutantsFail(t *testing.T) {
 			require.Equal(t, formal.Failed, v.Status, "%s (%s) was not caught: %+v", tc.property, tc.why, v)
 			require.NotEmpty(t, v.Trace)
 			t.Logf("%s: %s fails in cycle %d (%s, %.1f s)", tc.why, tc.property, v.Frame, v.Engine, v.Seconds)
+		})
+	}
+}
+
+// TestRxHoldTwoProperties checks the entry-II-3 variant (formalSmallHold), which holds an
+// operation behind either of the two ahead on its entry instead of forwarding: the registered
+// hold and the cumulative PSN's rule must not fail, and a hold that forgets the operation two
+// ahead must fail both.
+func TestRxHoldTwoProperties(t *testing.T) {
+	for _, tc := range []struct {
+		property string
+		broken   bool
+	}{
+		{"p_hold_registered", false}, {"p_cum_forward", false},
+		{"p_hold_registered", true}, {"p_cum_forward", true},
+	} {
+		name := tc.property
+		if tc.broken {
+			name += "/two-ahead-hold-disabled"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var mutate func(string) string
+			if tc.broken {
+				const anchor = "wire two_ahead = c_valid && "
+				mutate = func(tmpl string) string {
+					require.Contains(t, tmpl, anchor)
+					return strings.Replace(tmpl, anchor, "wire two_ahead = 1'b0 && c_valid && ", 1)
+				}
+			}
+			v := checkPropertyAt(t, formalSmallHold, tc.property, mutate, 24, 30*time.Second)
+			if tc.broken {
+				require.Equal(t, formal.Failed, v.Status, "%s missed the disabled two-ahead hold: %+v", tc.property, v)
+				t.Logf("%s fails in cycle %d (%s, %.1f s)", tc.property, v.Frame, v.Engine, v.Seconds)
+				return
+			}
+			require.NotEqual(t, formal.Failed, v.Status, "%s fails in cycle %d: %s\n%s", tc.property, v.Frame, v.Trace, v.Log)
+			t.Logf("%s: %s (%s, depth %d, %.1f s)", tc.property, v.Status, v.Engine, v.Depth, v.Seconds)
 		})
 	}
 }
