@@ -72,9 +72,11 @@ handoff-tiny: deps build
 	$(MRGEN) --config configs/synth/nic-tiny.yaml handoff --out out/handoff-tiny --force
 	sh out/handoff-tiny/verify.sh
 
-# Every formal property at its small configuration, 5 minutes per engine (make test gives 30 s).
+# Every formal property at its small configurations (sack_rx with forwarding, entry II 2; and
+# holding instead, entry II 3), 5 minutes per engine (make test gives 30 s).
 formal: deps build
 	$(MRGEN) --config configs/formal/sack-small.yaml formal --limit 300 --out out/formal
+	$(MRGEN) --config configs/formal/sack-small-hold.yaml formal --limit 300 --out out/formal-hold
 
 synth: deps build
 	@mkdir -p out
