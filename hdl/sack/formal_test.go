@@ -25,9 +25,8 @@ const (
 	formalSmallHold = "../../configs/formal/sack-small-hold.yaml"
 )
 
-func formalConfig(t *testing.T) config.Config { return formalConfigAt(t, formalSmall) }
-
-func formalConfigAt(t *testing.T, file string) config.Config {
+// formalConfig loads one of them.
+func formalConfig(t *testing.T, file string) config.Config {
 	t.Helper()
 	c, err := config.Load(file)
 	require.NoError(t, err)
@@ -49,7 +48,7 @@ func generateSmall(t *testing.T, module string, mutate func(string) string) []st
 // generateAt is generateSmall at the configuration file.
 func generateAt(t *testing.T, file, module string, mutate func(string) string) []string {
 	t.Helper()
-	c := formalConfigAt(t, file)
+	c := formalConfig(t, file)
 	u, err := sack.New(c)
 	require.NoError(t, err)
 	srcs, err := u.Sources()

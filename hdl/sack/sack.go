@@ -177,12 +177,9 @@ func (u *Unit) RxEntryII() int {
 // RxHoldTwo reports whether sack_rx holds an operation while either of the two ahead of it is
 // on its entry (entry II 3), so that stage a needs no forwarding: whenever the line's operations
 // on one entry are at least 3 cycles apart (a minimum frame's beats per port, hdl.MinFrameBeats:
-// 64, 128 and 256 bits at one port, 64 at two). It was the rule from DualSearchFrom bits only
-// until session 36, which measured it at the default configuration (256-bit bitmaps): 3.34 ->
-// 3.05 ns in osu018, 7 -> 6 LUT6 levels, 6,299 -> 4,611 LUTs (the forwarding select, e_q's
-// thermometer and their registers go). Where the line needs 2 cycles (512 bits, two ports at
-// 256), the forwarding stays, and from DualSearchFrom bits its search runs on both candidate
-// entries (DualSearch).
+// 64, 128 and 256 bits at one port, 64 at two; docs/sack.md has what it saves). Where the line
+// needs 2 cycles (512 bits, two ports at 256), the forwarding stays, and from DualSearchFrom bits
+// its search runs on both candidate entries (DualSearch).
 func (u *Unit) RxHoldTwo() bool {
 	return hdl.MinFrameBeats(u.Cfg.DatapathWidth)/max(1, u.Cfg.Ports) >= 3
 }
