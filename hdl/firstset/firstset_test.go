@@ -21,3 +21,20 @@ func TestSource(t *testing.T) {
 		require.ErrorContains(t, err, "power of two", "n=%d", n)
 	}
 }
+
+func TestRegistered(t *testing.T) {
+	s, err := Registered("t", 256, 4, "")
+	require.NoError(t, err)
+	require.Equal(t, Tree{N: 256, L: 8, Reg: 4}, s.Data)
+	require.NoError(t, s.Module.Check())
+	require.Equal(t, 1, s.Module.Latency)
+	_, ok := s.Module.Port("en")
+	require.True(t, ok)
+	for _, tc := range []struct {
+		n, reg int
+		want   string
+	}{{256, 0, "at least 1"}, {256, 8, "below the tree's 8 levels"}, {96, 2, "power of two"}} {
+		_, err := Registered("t", tc.n, tc.reg, "")
+		require.ErrorContains(t, err, tc.want, "n=%d reg=%d", tc.n, tc.reg)
+	}
+}

@@ -85,28 +85,29 @@ func bmc(t *testing.T, module string, mutate func(string) string, depth int) *fo
 // checks one labelled property of sack_rx: pdr, then bmc3 within limit per engine.
 func checkProperty(t *testing.T, property string, mutate func(string) string, depth int, limit time.Duration) *formal.Verdict {
 	t.Helper()
-	return checkPropertyAt(t, formalSmall, property, mutate, depth, limit)
+	return checkPropertyAt(t, formalSmall, "sack_rx", property, mutate, depth, limit)
 }
 
-// checkPropertyAt is checkProperty at the configuration file.
-func checkPropertyAt(t *testing.T, file, property string, mutate func(string) string, depth int, limit time.Duration) *formal.Verdict {
+// checkPropertyAt is checkProperty at the configuration file, of module top (mutate applied to
+// its template).
+func checkPropertyAt(t *testing.T, file, top, property string, mutate func(string) string, depth int, limit time.Duration) *formal.Verdict {
 	t.Helper()
 	tooltest.Require(t, "yosys", "yosys-abc", "yosys-smtbmc", "z3")
-	files := generateAt(t, file, "sack_rx", mutate)
-	v, err := formal.Check(context.Background(), formal.Request{Files: files, Top: "sack_rx", Property: property,
+	files := generateAt(t, file, top, mutate)
+	v, err := formal.Check(context.Background(), formal.Request{Files: files, Top: top, Property: property,
 		Depth: depth, Limit: limit, WorkDir: filepath.Join(filepath.Dir(files[0]), "..", "formal")})
 	require.NoError(t, err)
 	return v
 }
 
-// TestRxPropertiesCheck checks every labelled property of sack_rx (pdr, then bmc3 24 cycles deep,
-// 30 s each): none may fail. Which are proved and how deep the others got is logged (it depends
-// on the machine's load).
-func TestRxPropertiesCheck(t *testing.T) {
+// TestPropertiesCheck checks every labelled property of sack_rx and sack_tx (pdr, then bmc3 24
+// cycles deep, 30 s each): none may fail. Which are proved and how deep the others got is logged
+// (it depends on the machine's load).
+func TestPropertiesCheck(t *testing.T) {
 	for _, p := range sack.Properties {
 		t.Run(p.Label, func(t *testing.T) {
 			t.Parallel()
-			v := checkProperty(t, p.Label, nil, 24, 30*time.Second)
+			v := checkPropertyAt(t, formalSmall, p.Top, p.Label, nil, 24, 30*time.Second)
 			require.NotEqual(t, formal.Failed, v.Status, "%s fails in cycle %d: %s\n%s", p.Label, v.Frame, v.Trace, v.Log)
 			t.Logf("%s: %s (%s, depth %d, %.1f s)", p.Label, v.Status, v.Engine, v.Depth, v.Seconds)
 		})
@@ -175,7 +176,7 @@ func TestRxHoldTwoProperties(t *testing.T) {
 					return strings.Replace(tmpl, anchor, "wire two_ahead = 1'b0 && c_valid && ", 1)
 				}
 			}
-			v := checkPropertyAt(t, formalSmallHold, tc.property, mutate, 24, 30*time.Second)
+			v := checkPropertyAt(t, formalSmallHold, "sack_rx", tc.property, mutate, 24, 30*time.Second)
 			if tc.broken {
 				require.Equal(t, formal.Failed, v.Status, "%s missed the disabled two-ahead hold: %+v", tc.property, v)
 				t.Logf("%s fails in cycle %d (%s, %.1f s)", tc.property, v.Frame, v.Engine, v.Seconds)
@@ -183,6 +184,41 @@ func TestRxHoldTwoProperties(t *testing.T) {
 			}
 			require.NotEqual(t, formal.Failed, v.Status, "%s fails in cycle %d: %s\n%s", tc.property, v.Frame, v.Trace, v.Log)
 			t.Logf("%s: %s (%s, depth %d, %.1f s)", tc.property, v.Status, v.Engine, v.Depth, v.Seconds)
+		})
+	}
+}
+
+// TestTxSameEntryProperty checks p_tx_same_entry in both of sack_tx's variants, the forwarding
+// one (formalSmall, entry II 1) and the hold (formalSmallHold, entry II 3): it holds as
+// generated, and a mutant of each fails it.
+func TestTxSameEntryProperty(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, anchor, broken string
+	}{
+		{"forwarding", formalSmall, "", ""},
+		{"forwarding/two-ahead-compare-on-one-bit", formalSmall,
+			"m_fwd2 <= n_valid && (n_idx == lp_idx);", "m_fwd2 <= n_valid && (n_idx[0] == lp_idx[0]);"},
+		{"hold", formalSmallHold, "", ""},
+		{"hold/two-ahead-hold-disabled", formalSmallHold,
+			"wire two_ahead = hold ? ", "wire two_ahead = 1'b0 && hold ? "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var mutate func(string) string
+			if tc.anchor != "" {
+				mutate = func(tmpl string) string {
+					require.Contains(t, tmpl, tc.anchor)
+					return strings.Replace(tmpl, tc.anchor, tc.broken, 1)
+				}
+			}
+			v := checkPropertyAt(t, tc.file, "sack_tx", "p_tx_same_entry", mutate, 24, 30*time.Second)
+			if mutate != nil {
+				require.Equal(t, formal.Failed, v.Status, "the mutant passed p_tx_same_entry: %+v", v)
+				t.Logf("fails in cycle %d (%s, %.1f s)", v.Frame, v.Engine, v.Seconds)
+				return
+			}
+			require.NotEqual(t, formal.Failed, v.Status, "fails in cycle %d: %s\n%s", v.Frame, v.Trace, v.Log)
+			t.Logf("%s (%s, depth %d, %.1f s)", v.Status, v.Engine, v.Depth, v.Seconds)
 		})
 	}
 }

@@ -17,6 +17,13 @@ func (u *Unit) firstSet() (gen.Source, error) {
 		"cumulative advance and, on a bit-reversed vector, for the highest SACKed PSN.")
 }
 
+// highestSet is sack_tx's W-bit find-first-set tree for the highest SACKed bit (on the
+// reversed bitmap), registered after half its levels: the tree spans stages in_q and pre.
+func (u *Unit) highestSet() (gen.Source, error) {
+	return firstset.Registered("sack_highest", u.W, u.IW/2, "sack_tx finds the highest SACKed PSN "+
+		"with it, on the bit-reversed bitmap.")
+}
+
 // ThermometerModule decodes an index into a thermometer code.
 func (u *Unit) ThermometerModule() *hdl.Module {
 	return &hdl.Module{
@@ -53,19 +60,11 @@ func (u *Unit) PopcountModule() *hdl.Module {
 }
 
 // popcountLatency is the popcount's cycles from vec to count: one per registered level.
-func (u *Unit) popcountLatency() int {
-	if u.PopcountLate > 0 {
-		return 2
-	}
-	return 1
-}
+func (u *Unit) popcountLatency() int { return 2 }
 
 // popcountRegisters names the popcount's registered levels, for its description.
 func (u *Unit) popcountRegisters() string {
-	if u.PopcountLate > 0 {
-		return fmt.Sprintf("levels %d and %d", u.PopcountSplit, u.PopcountLate)
-	}
-	return fmt.Sprintf("level %d", u.PopcountSplit)
+	return fmt.Sprintf("levels %d and %d", u.PopcountSplit, u.PopcountLate)
 }
 
 // RotateModule is the pipelined right-rotator.
@@ -183,6 +182,7 @@ func (u *Unit) TxModule() *hdl.Module {
 		Tables:  []hdl.Table{{Name: "tx_table", Depth: u.Depth, Width: u.TxEntryW, Doc: "{hwm, count, nxt, una}"}},
 		Latency: u.TxLatency,
 		II:      1,
+		EntryII: u.TxEntryII(),
 	}
 }
 

@@ -58,8 +58,8 @@ type Unit struct {
 	W, IW, PW, CW, AW int // bitmap width, its index width, PSN width, conn and path id widths
 	CntW              int // width of a bit count 0..W
 	SlotHiW, SlotLoW  int // the slot predecode halves (SlotHiW + SlotLoW = IW)
-	PopcountSplit     int // the popcount level whose sums are registered
-	PopcountLate      int // a second registered level (0: none); the count then reaches m itself
+	PopcountSplit     int // the popcount's first registered level (stage in_q to pre)
+	PopcountLate      int // its second (pre to lp); the count reaches m from lp
 	IdxW              int // table index width (conn + path)
 	Depth             int // table depth
 	RxEntryW          int
@@ -143,7 +143,11 @@ func (u *Unit) Sources() ([]gen.Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := []gen.Source{fs}
+	hs, err := u.highestSet()
+	if err != nil {
+		return nil, err
+	}
+	out := []gen.Source{fs, hs}
 	for _, b := range []struct {
 		mod  *hdl.Module
 		tmpl string
@@ -174,6 +178,29 @@ func (u *Unit) RxEntryII() int {
 	return 2
 }
 
+// TxEntryII is sack_tx's initiation interval between two operations on one entry: 3 where it
+// holds (TxHold), else 1 (it forwards the operations one and two ahead).
+func (u *Unit) TxEntryII() int {
+	if u.TxHold() {
+		return 3
+	}
+	return 1
+}
+
+// TxHold reports whether sack_tx holds an operation in stage pre while either of the two ahead
+// of it is on its entry (entry II 3), so that stage m compares the merged read alone instead
+// of every forwarding candidate. A port gives sack_tx two streams of operations (a sent record
+// per data packet sent, an ACK per ACK received), so the hold needs 6 cycles per minimum frame
+// per port: a 64-bit datapath at one port (hdl.MinFrameBeats).
+func (u *Unit) TxHold() bool {
+	return hdl.MinFrameBeats(u.Cfg.DatapathWidth)/max(1, u.Cfg.Ports) >= 2*3
+}
+
+// TxStartLow is the low part of sack_tx's report start (hwm - floor, P bits) computed in stage m
+// where it holds (TxHold); stage n adds the rest with its borrow. Half the PSN, and at least
+// the slot bits, which the report's mask needs.
+func (u *Unit) TxStartLow() int { return min(u.PW-1, max(u.IW, u.PW/2)) }
+
 // RxHoldTwo reports whether sack_rx holds an operation while either of the two ahead of it is
 // on its entry (entry II 3), so that stage a needs no forwarding: whenever the line's operations
 // on one entry are at least 3 cycles apart (a minimum frame's beats per port, hdl.MinFrameBeats:
@@ -184,23 +211,15 @@ func (u *Unit) RxHoldTwo() bool {
 	return hdl.MinFrameBeats(u.Cfg.DatapathWidth)/max(1, u.Cfg.Ports) >= 3
 }
 
-// popcountSplit is the level of the sack_tx popcount's adder tree whose sums are registered, for
-// a bitmap of 2^iw bits: half the levels, and one more from 512 bits on, where the upper
-// levels' adders are the wider ones (sack_tx measured in osu018 and LUT6 levels: at 1024 bits,
-// split at level 5, 4.02 ns and 9 levels; at 6, 3.86 ns and 7; at 7, 4.62 ns and 9; at 512
-// bits, split at 4, 3.86 ns and 9 levels; at 5, 3.43 ns and 8). From 1024 bits, two registered
-// levels (late).
+// popcountSplit gives the two levels of the sack_tx popcount's adder tree whose sums are
+// registered, for a bitmap of 2^iw bits: a third of the levels per stage (in_q, pre, lp), the
+// count needed only in stage m. The upper levels' adders are the wider ones, so the registers
+// sit just above a third and two thirds (at 1024 bits, two stages measured 3.99-4.01 ns in
+// osu018, over 40 FO4 with some ABC mappings, three stages 3.16 ns; on the iCE40 each stage
+// holds at most three levels of carry-chain adders).
 func popcountSplit(iw int) (split, late int) {
-	if iw >= 10 {
-		// From 1024 bits a third of the levels per stage: the count is needed only in stage m,
-		// a stage after the two-stage tree's, so the third stage adds no latency (at 1024 bits,
-		// two stages measured 3.99-4.01 ns, over 40 FO4 with some ABC mappings).
-		return iw/3 + 1, 2*iw/3 + 1
-	}
-	if iw >= 9 {
-		return iw/2 + 1, 0
-	}
-	return max(1, iw/2), 0
+	late = min(2*iw/3+1, iw-1)
+	return max(1, min(iw/3+1, late-1)), late
 }
 
 // DualSearchFrom is the bitmap width from which sack_rx runs its find-first-zero trees on both
