@@ -11,9 +11,11 @@
 //     merged with the two results not yet in the table, and the result is written a cycle after
 //     it is computed. The recurrence (classify, search, advance) is two register stages, so
 //     two operations on one entry are 2 cycles apart (the second holds one cycle; different
-//     entries go at II=1): line rate at every datapath width, whose minimum frame takes at
-//     least 2 cycles. The send side reads and writes the same way; its recurrence is one stage
-//     that forwards its own last result, so it runs at II=1 on one entry too.
+//     entries go at II=1), or 3 where the line allows it (RxHoldTwo): line rate at every
+//     datapath width, whose minimum frame takes at least 2 cycles. The send side reads and
+//     writes the same way; where the line leaves it 6 cycles per port (TxHold) an operation
+//     holds behind the two ahead on its entry (entry II 3), elsewhere its two-stage recurrence
+//     forwards both and it runs at II=1 on one entry too.
 //   - Inside the table, bitmaps are kept in absolute (circular) position: the bit of PSN p is
 //     p mod W. Setting a bit never needs a shift, and the cumulative advance is a rotating
 //     find-first-zero (two masked first-set trees) plus a circular range clear. The only wide
