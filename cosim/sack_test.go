@@ -87,9 +87,7 @@ func TestSackDirectedScenarios(t *testing.T) {
 // the verdict on both outcomes of the operation one ahead), every 3 where it holds (an operation
 // waits TxEntryII-1 cycles in stage pre, and the one behind it as long again in in_q).
 func TestSackInitiationIntervalAndLatency(t *testing.T) {
-	forwarding := config.Default()
-	forwarding.Name, forwarding.DatapathWidth = "default-dp512", 512
-	for _, c := range []config.Config{config.Default(), sackWideConfig(), forwarding} {
+	for _, c := range []config.Config{config.Default(), sackWideConfig(), sackForwardingConfig()} {
 		t.Run(c.Name, func(t *testing.T) {
 			u, err := hdlsack.New(c)
 			require.NoError(t, err)
@@ -250,8 +248,7 @@ func TestSackCosimCatchesFaults(t *testing.T) {
 	// instead, entry II 3), the dual search a 1024-bit bitmap at 512 bits.
 	wideDP512 := sackWideConfig()
 	wideDP512.Name, wideDP512.DatapathWidth = "w1024-1path-dp512", 512
-	forwarding := config.Default()
-	forwarding.Name, forwarding.DatapathWidth = "default-dp512", 512
+	forwarding := sackForwardingConfig()
 	configOf := map[string]config.Config{
 		"rx forwarding disabled":                                  forwarding,
 		"tx forwarding of the operation one ahead disabled":       forwarding,
@@ -272,6 +269,15 @@ func TestSackCosimCatchesFaults(t *testing.T) {
 func TestUnknownScenario(t *testing.T) {
 	_, err := RunSack(context.Background(), Options{Config: config.Default(), Scenario: "nope", Packets: 1})
 	require.ErrorContains(t, err, "unknown sack scenario")
+}
+
+// sackForwardingConfig is the default configuration at a 512-bit datapath, where a minimum
+// frame takes 2 cycles: both sides forward instead of holding (sack_rx at entry II 2, sack_tx
+// at 1).
+func sackForwardingConfig() config.Config {
+	c := config.Default()
+	c.Name, c.DatapathWidth = "default-dp512", 512
+	return c
 }
 
 // sackWideConfig is the default configuration with a 1024-bit SACK on one path per connection

@@ -50,14 +50,12 @@ func source(name string, n, reg int, doc string) (gen.Source, error) {
 	}
 	timing := "Combinational."
 	var ports []hdl.Port
-	latency := 0
 	if reg > 0 {
 		timing = fmt.Sprintf("Level %d is registered: the result is one cycle after vec.", reg)
 		ports = []hdl.Port{
 			{Name: "clk", Dir: hdl.Input, Width: 1, Doc: "clock"},
 			{Name: "en", Dir: hdl.Input, Width: 1, Doc: "register enable (pipeline advance)"},
 		}
-		latency = 1
 	}
 	ports = append(ports,
 		hdl.Port{Name: "vec", Dir: hdl.Input, Width: n, Doc: "vector to search"},
@@ -72,7 +70,7 @@ func source(name string, n, reg int, doc string) (gen.Source, error) {
 		Ports: ports,
 	}
 	if reg > 0 {
-		m.Clock, m.Latency, m.II = "clk", latency, 1
+		m.Clock, m.Latency, m.II = "clk", 1, 1
 	}
 	return gen.Source{Module: m, Template: Template, Data: Tree{N: n, L: l, Reg: reg}}, nil
 }

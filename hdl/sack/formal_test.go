@@ -100,6 +100,14 @@ func checkPropertyAt(t *testing.T, file, top, property string, mutate func(strin
 	return v
 }
 
+// replaceAnchor is a template mutation: the one place anchor stands (it must) becomes broken.
+func replaceAnchor(t *testing.T, anchor, broken string) func(string) string {
+	return func(tmpl string) string {
+		require.Contains(t, tmpl, anchor)
+		return strings.Replace(tmpl, anchor, broken, 1)
+	}
+}
+
 // TestPropertiesCheck checks every labelled property of sack_rx and sack_tx (pdr, then bmc3 24
 // cycles deep, 30 s each): none may fail. Which are proved and how deep the others got is logged
 // (it depends on the machine's load).
@@ -139,10 +147,7 @@ func TestRxPropertyMutantsFail(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.property, func(t *testing.T) {
 			t.Parallel()
-			v := checkProperty(t, tc.property, func(tmpl string) string {
-				require.Contains(t, tmpl, tc.anchor)
-				return strings.Replace(tmpl, tc.anchor, tc.broken, 1)
-			}, 24, 30*time.Second)
+			v := checkProperty(t, tc.property, replaceAnchor(t, tc.anchor, tc.broken), 24, 30*time.Second)
 			require.Equal(t, formal.Failed, v.Status, "%s (%s) was not caught: %+v", tc.property, tc.why, v)
 			require.NotEmpty(t, v.Trace)
 			t.Logf("%s: %s fails in cycle %d (%s, %.1f s)", tc.why, tc.property, v.Frame, v.Engine, v.Seconds)
@@ -170,11 +175,7 @@ func TestRxHoldTwoProperties(t *testing.T) {
 			t.Parallel()
 			var mutate func(string) string
 			if tc.broken {
-				const anchor = "wire two_ahead = c_valid && "
-				mutate = func(tmpl string) string {
-					require.Contains(t, tmpl, anchor)
-					return strings.Replace(tmpl, anchor, "wire two_ahead = 1'b0 && c_valid && ", 1)
-				}
+				mutate = replaceAnchor(t, "wire two_ahead = c_valid && ", "wire two_ahead = 1'b0 && c_valid && ")
 			}
 			v := checkPropertyAt(t, formalSmallHold, "sack_rx", tc.property, mutate, 24, 30*time.Second)
 			if tc.broken {
@@ -206,10 +207,7 @@ func TestTxSameEntryProperty(t *testing.T) {
 			t.Parallel()
 			var mutate func(string) string
 			if tc.anchor != "" {
-				mutate = func(tmpl string) string {
-					require.Contains(t, tmpl, tc.anchor)
-					return strings.Replace(tmpl, tc.anchor, tc.broken, 1)
-				}
+				mutate = replaceAnchor(t, tc.anchor, tc.broken)
 			}
 			v := checkPropertyAt(t, tc.file, "sack_tx", "p_tx_same_entry", mutate, 24, 30*time.Second)
 			if mutate != nil {

@@ -194,9 +194,11 @@ func (u *Unit) TxEntryII() int {
 // of every forwarding candidate. A port gives sack_tx two streams of operations (a sent record
 // per data packet sent, an ACK per ACK received), so the hold needs 6 cycles per minimum frame
 // per port: a 64-bit datapath at one port (hdl.MinFrameBeats).
-func (u *Unit) TxHold() bool {
-	return hdl.MinFrameBeats(u.Cfg.DatapathWidth)/max(1, u.Cfg.Ports) >= 2*3
-}
+func (u *Unit) TxHold() bool { return u.beatsPerPort() >= 2*3 }
+
+// beatsPerPort is the cycles a minimum frame leaves each port's operations (hdl.MinFrameBeats
+// over the ports): the budget both sides' hold rules compare with.
+func (u *Unit) beatsPerPort() int { return u.MinBeatsT() / max(1, u.Cfg.Ports) }
 
 // TxStartLow is the low part of sack_tx's report start (hwm - floor, P bits) computed in stage m
 // where it holds (TxHold); stage n adds the rest with its borrow. Half the PSN, and at least
@@ -209,9 +211,7 @@ func (u *Unit) TxStartLow() int { return min(u.PW-1, max(u.IW, u.PW/2)) }
 // 64, 128 and 256 bits at one port, 64 at two; docs/sack.md has what it saves). Where the line
 // needs 2 cycles (512 bits, two ports at 256), the forwarding stays, and from DualSearchFrom bits
 // its search runs on both candidate entries (DualSearch).
-func (u *Unit) RxHoldTwo() bool {
-	return hdl.MinFrameBeats(u.Cfg.DatapathWidth)/max(1, u.Cfg.Ports) >= 3
-}
+func (u *Unit) RxHoldTwo() bool { return u.beatsPerPort() >= 3 }
 
 // popcountSplit gives the two levels of the sack_tx popcount's adder tree whose sums are
 // registered, for a bitmap of 2^iw bits: a third of the levels per stage (in_q, pre, lp), the
