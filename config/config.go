@@ -106,12 +106,18 @@ type RateHint struct {
 	Announce bool `yaml:"announce" json:"announce"`
 }
 
+// DefaultTreeRegisterEvery is pipeline.tree_register_every's default (Pipeline).
+const DefaultTreeRegisterEvery = 4
+
 // Pipeline holds micro-architecture options.
 type Pipeline struct {
 	// TreeRegisterEvery inserts a pipeline register after every N levels of the wide log2 trees
-	// that lie outside a block's II=1 recurrence (e.g. the SACK bitmap alignment rotators);
-	// 0 means one register after the whole tree. Trees inside the recurrence (the SACK
-	// find-first-zero) cannot take a register without breaking II=1 and are never split.
+	// that lie outside a block's recurrence (the SACK bitmap alignment rotator); 0 means one
+	// register after the whole tree. The default, 4, keeps at most four 2:1 multiplexers per
+	// cycle: seven in one cycle (a 128-bit bitmap) ran at 86 MHz on the iCE40 HX8K, under its
+	// 100 MHz budget (BENCHMARKS.md, "Timing closure I, session 38"). Trees inside the
+	// recurrence (the SACK find-first-zero) are split by the unit itself where its entry II
+	// allows (hdl/sack).
 	TreeRegisterEvery int `yaml:"tree_register_every" json:"tree_register_every"`
 	// SpeculativeSearch has no effect: the SACK receive side's find-first-zero always runs on
 	// the bitmap with the cumulative PSN's bit forced set, beside the classification, in a
@@ -232,7 +238,7 @@ func Default() Config {
 		Timing:                  Timing{ASICClockMHz: 250, InputDelayPct: 20, OutputDelayPct: 20},
 		AckPolicy:               AckPolicy{Mode: AckEveryN, EveryN: 4, DelayNS: 2000, GatherNS: 2000, MaxGatherNS: 25_000},
 		RateHint:                RateHint{Enabled: true, LinkGbps: 100, WindowNS: 100_000, ScanNS: 5000, Announce: true},
-		Pipeline:                Pipeline{TreeRegisterEvery: 0},
+		Pipeline:                Pipeline{TreeRegisterEvery: DefaultTreeRegisterEvery},
 		Sender:                  Sender{RecordsPerPath: DefaultRecordsPerPath},
 		Window: Window{
 			InitCwnd:        16,

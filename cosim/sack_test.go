@@ -192,12 +192,12 @@ func TestSackCosimCatchesFaults(t *testing.T) {
 			"wire [SACK_WIDTH-1:0] newly_lost = o_lost & report_mask;", "wire [SACK_WIDTH-1:0] newly_lost = o_lost;", "Lost", false, "random"},
 		// A stale INIT copy behind cum must not re-initialise the entry.
 		{"rx path init ignores cum", "sack_rx",
-			"wire path_reinit = a_path_init && !a_is_old;", "wire path_reinit = a_path_init;", "Cum", false, "path-init"},
+			"wire path_reinit_next = c_path_init && !is_old;", "wire path_reinit_next = c_path_init;", "Cum", false, "path-init"},
 		// A peek must leave the entry as it was.
 		{"rx peek writes the entry", "sack_rx",
 			"wire [ENTRY_WIDTH-1:0] entry_next = a_peek ? a_entry :", "wire [ENTRY_WIDTH-1:0] entry_next = 1'b0 ? a_entry :", "Bitmap", false, "peek"},
 		{"rx path init ignored", "sack_rx",
-			"wire path_reinit = a_path_init && !a_is_old;", "wire path_reinit = 1'b0 && a_path_init && !a_is_old;", "PathInit", false, "random"},
+			"wire path_reinit_next = c_path_init && !is_old;", "wire path_reinit_next = 1'b0 && c_path_init;", "PathInit", false, "random"},
 		// The hazard paths of the two-stage recurrence: the hold of an operation right behind
 		// one on its entry, and the merges of the two results the table read cannot see.
 		{"rx same-entry hold disabled", "sack_rx",
@@ -226,6 +226,13 @@ func TestSackCosimCatchesFaults(t *testing.T) {
 		// holds an operation behind either of the two ahead on its entry...
 		{"rx hold behind the operation two ahead disabled", "sack_rx",
 			"wire two_ahead = c_valid && ", "wire two_ahead = 1'b0 && c_valid && ", "Cum", false, "back-to-back"},
+		// There the search starts in stage c, from the packet's slot with its bit forced set (the
+		// packet at head fills it), and whether the slot's bit is set is ORed from 16-slot groups.
+		{"rx search without the packet's own bit", "sack_rx",
+			"wire [SACK_WIDTH-1:0] clear_bits = ~(merged_bitmap | slot_onehot);",
+			"wire [SACK_WIDTH-1:0] clear_bits = ~merged_bitmap;", "Cum", false, "in-order"},
+		{"rx duplicate test misses the top group", "sack_rx",
+			"wire slot_set = |c_slot_hits;", "wire slot_set = |c_slot_hits[{% sub (div $W 16) 2 %}:0];", "Class", false, "random"},
 		// ... and the tx an operation in stage pre behind either of the two ahead on its entry.
 		{"tx hold behind the operation one ahead disabled", "sack_tx",
 			"wire one_ahead = !hold && ", "wire one_ahead = 1'b0 && !hold && ", "Status", false, "back-to-back"},

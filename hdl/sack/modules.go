@@ -11,10 +11,15 @@ import (
 // in and out are hdl.In and hdl.Out, short for the port lists.
 var in, out = hdl.In, hdl.Out
 
-// firstSet is the W-bit find-first-set tree (hdl/firstset).
-func (u *Unit) firstSet() (gen.Source, error) {
-	return firstset.Source("sack_first_set", u.W, "Used for the rotating find-first-zero of the "+
-		"cumulative advance and, on a bit-reversed vector, for the highest SACKed PSN.")
+// zeroSearch is sack_rx's W-bit find-first-set tree (hdl/firstset), registered half way where it
+// holds (RxHoldTwo), combinational where it forwards.
+func (u *Unit) zeroSearch() (gen.Source, error) {
+	if u.RxHoldTwo() {
+		return firstset.Registered("sack_zero_search", u.W, u.RxSearchSplit(), "sack_rx's rotating "+
+			"find-first-zero of the cumulative advance: its first levels run in stage c, the rest in stage a.")
+	}
+	return firstset.Source("sack_first_set", u.W, "sack_rx's rotating find-first-zero of the cumulative "+
+		"advance, in stage a.")
 }
 
 // highestSet is sack_tx's W-bit find-first-set tree for the highest SACKed bit (on the
@@ -29,14 +34,27 @@ func (u *Unit) ThermometerModule() *hdl.Module {
 	return &hdl.Module{
 		Name:   "sack_thermometer",
 		Source: Source,
-		Doc: fmt.Sprintf("Thermometer decode of a %d-bit index: ge[i] = (i >= x) for i in 0..%d, built as an "+
-			"explicit log2 tree of 2:1 muxes (%d levels) instead of %d comparators. Combinational. It "+
-			"gives the circular slot ranges of the SACK tables (passed slots, lost candidates).", u.IW, u.W-1, u.IW, u.W),
+		Doc: fmt.Sprintf("Thermometer decode of a %d-bit index: ge[i] = (i >= x) for i in 0..%d, from the "+
+			"thermometers of x's low %d and high %d bits (each an explicit tree of 2:1 muxes), combined by one "+
+			"3-input function per bit, instead of %d comparators. Combinational. It gives the circular slot "+
+			"ranges of the SACK tables (passed slots, lost candidates) and the head's code.",
+			u.IW, u.W-1, u.ThermoLowBits(), u.IW-u.ThermoLowBits(), u.W),
 		Ports: []hdl.Port{
 			in("x", u.IW, "index"),
 			out("ge", u.W, "bit i set when i >= x"),
 		},
 	}
+}
+
+// ThermoLowBits is how many of the index's low bits the thermometer decodes in its low half:
+// all of them up to 4 (one LUT4 per output), else the larger half. Two halves of at most 5 bits
+// each take the decode from log2 W levels of 2:1 muxes, which LUT mapping left at 5 LUT4 levels
+// at 128 bits (the table read into c_ge_head was sack_rx's iCE40 critical path), to two or three.
+func (u *Unit) ThermoLowBits() int {
+	if u.IW <= 4 {
+		return u.IW
+	}
+	return u.IW - u.IW/2
 }
 
 // PopcountModule is the W-bit population count adder tree.

@@ -141,7 +141,7 @@ func (u *Unit) Design(st gen.Stamp, mutate func([]gen.Source) error) (*gen.Desig
 
 // Sources returns every module of the unit, leaves first, ready for gen.Build.
 func (u *Unit) Sources() ([]gen.Source, error) {
-	fs, err := u.firstSet()
+	fs, err := u.zeroSearch()
 	if err != nil {
 		return nil, err
 	}
@@ -206,12 +206,13 @@ func (u *Unit) beatsPerPort() int { return u.MinBeatsT() / max(1, u.Cfg.Ports) }
 func (u *Unit) TxStartLow() int { return min(u.PW-1, max(u.IW, u.PW/2)) }
 
 // RxHoldTwo reports whether sack_rx holds an operation while either of the two ahead of it is
-// on its entry (entry II 3), so that stage a needs no forwarding: whenever the line's operations
-// on one entry are at least 3 cycles apart (a minimum frame's beats per port, hdl.MinFrameBeats:
-// 64, 128 and 256 bits at one port, 64 at two; docs/sack.md has what it saves). Where the line
-// needs 2 cycles (512 bits, two ports at 256), the forwarding stays, and from DualSearchFrom bits
-// its search runs on both candidate entries (DualSearch).
-func (u *Unit) RxHoldTwo() bool { return u.beatsPerPort() >= 3 }
+// on its entry (entry II 3), so that stage a needs no forwarding: whenever a path's operations
+// are at least 3 cycles apart at line rate. A path's data packets all arrive on one port
+// (golden/transport.PortOf), one per minimum frame (hdl.MinFrameBeats), so that is a minimum
+// frame of at least 3 beats (64, 128 and 256 bits, at any number of ports; docs/sack.md has
+// what it saves). Where the line needs 2 cycles (512 bits), the forwarding stays, and from
+// DualSearchFrom bits its search runs on both candidate entries (DualSearch).
+func (u *Unit) RxHoldTwo() bool { return u.MinBeatsT() >= 3 }
 
 // popcountSplit gives the two levels of the sack_tx popcount's adder tree whose sums are
 // registered, for a bitmap of 2^iw bits: a third of the levels per stage (in_q, pre, lp), the
@@ -223,6 +224,11 @@ func popcountSplit(iw int) (split, late int) {
 	late = min(2*iw/3+1, iw-1)
 	return max(1, min(iw/3+1, late-1)), late
 }
+
+// RxSearchSplit is the level after which sack_rx's find-first-zero trees are registered where it
+// holds (RxHoldTwo): the levels up to it run in stage c, after the merge, the rest in stage a.
+// Half the levels, rounded down, since stage c starts with the merge's multiplexer.
+func (u *Unit) RxSearchSplit() int { return u.IW / 2 }
 
 // DualSearchFrom is the bitmap width from which sack_rx runs its find-first-zero trees on both
 // candidate entries and selects their results, rather than selecting the entry first.

@@ -53,7 +53,7 @@ func TestDescription(t *testing.T) {
 	require.Equal(t, 256, u.W)
 	require.Equal(t, 8, u.IW)
 	require.Equal(t, 32, u.Depth)
-	require.Equal(t, 5, u.RxLatency)
+	require.Equal(t, 6, u.RxLatency) // 4 + the rotator's 8 levels in 2 stages (tree_register_every 4)
 	require.Equal(t, 7, u.TxLatency)
 	require.Equal(t, 8+256+64, u.RxEntryW)
 	rx := u.RxModule()
