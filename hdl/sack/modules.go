@@ -11,15 +11,18 @@ import (
 // in and out are hdl.In and hdl.Out, short for the port lists.
 var in, out = hdl.In, hdl.Out
 
-// zeroSearch is sack_rx's W-bit find-first-set tree (hdl/firstset), registered half way where it
-// holds (RxHoldTwo), combinational where it forwards.
-func (u *Unit) zeroSearch() (gen.Source, error) {
-	if u.RxHoldTwo() {
-		return firstset.Registered("sack_zero_search", u.W, u.RxSearchSplit(), "sack_rx's rotating "+
-			"find-first-zero of the cumulative advance: its first levels run in stage c, the rest in stage a.")
-	}
+// firstSet is the W-bit find-first-set tree (hdl/firstset): sack_rx's search where it forwards,
+// and the send engine's walk (hdl/sender), which takes it from this unit's sources.
+func (u *Unit) firstSet() (gen.Source, error) {
 	return firstset.Source("sack_first_set", u.W, "sack_rx's rotating find-first-zero of the cumulative "+
-		"advance, in stage a.")
+		"advance where it forwards (entry II 2), in stage a; the send engine's walk.")
+}
+
+// zeroSearch is sack_rx's find-first-zero tree where it holds (RxHoldTwo): the W-bit
+// find-first-set tree registered half way, its first levels in stage c and the rest in stage a.
+func (u *Unit) zeroSearch() (gen.Source, error) {
+	return firstset.Registered("sack_zero_search", u.W, u.RxSearchSplit(), "sack_rx's rotating "+
+		"find-first-zero of the cumulative advance: its first levels run in stage c, the rest in stage a.")
 }
 
 // highestSet is sack_tx's W-bit find-first-set tree for the highest SACKed bit (on the

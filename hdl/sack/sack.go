@@ -141,7 +141,7 @@ func (u *Unit) Design(st gen.Stamp, mutate func([]gen.Source) error) (*gen.Desig
 
 // Sources returns every module of the unit, leaves first, ready for gen.Build.
 func (u *Unit) Sources() ([]gen.Source, error) {
-	fs, err := u.zeroSearch()
+	fs, err := u.firstSet()
 	if err != nil {
 		return nil, err
 	}
@@ -150,6 +150,13 @@ func (u *Unit) Sources() ([]gen.Source, error) {
 		return nil, err
 	}
 	out := []gen.Source{fs, hs}
+	if u.RxHoldTwo() {
+		zs, err := u.zeroSearch()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, zs)
+	}
 	for _, b := range []struct {
 		mod  *hdl.Module
 		tmpl string
