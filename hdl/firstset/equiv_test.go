@@ -2,15 +2,13 @@ package firstset
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/mrgen/mrgen/gen"
+	"github.com/mrgen/mrgen/internal/satequiv"
 	"github.com/mrgen/mrgen/internal/tooltest"
 )
 
@@ -63,26 +61,12 @@ func proveEquivalent(t *testing.T, n, reg int, mutate func(string) string) (bool
 	}
 	text, err := gen.Render(src, gen.Stamp{Version: "test", Command: "go test ./hdl/firstset", ConfigName: "firstset", ConfigHash: "-"})
 	require.NoError(t, err)
-	dir := t.TempDir()
-	dut, ref := filepath.Join(dir, "dut_first_set.v"), filepath.Join(dir, "ref_first_set.v")
-	require.NoError(t, os.WriteFile(dut, []byte(text), 0o644))
-	require.NoError(t, os.WriteFile(ref, []byte(reference(n, src.Data.(Tree).L, reg > 0)), 0o644))
-	sat := "sat -verify -prove-asserts -show-inputs miter"
+	sat := satequiv.Combinational
 	if reg > 0 {
 		sat = "dffunmap; sat -verify -seq 2 -prove-skip 1 -set-at 1 in_en 1 -prove-asserts -show-inputs miter"
 	}
-	script := fmt.Sprintf("read_verilog %s %s; prep; miter -equiv -flatten -make_assert ref_first_set dut_first_set miter; "+
-		"hierarchy -top miter; %s", ref, dut, sat)
-	out, err := exec.Command("yosys", "-p", script).CombinedOutput()
-	log := string(out)
-	if i := strings.Index(log, "Executing SAT pass"); i >= 0 {
-		log = log[i:] // the solver's part: the problem's size, the verdict, a counterexample
-	}
-	proved := err == nil && strings.Contains(log, "SAT proof finished - no model found: SUCCESS!")
-	if !proved {
-		require.Contains(t, log, "proof did fail", "yosys failed for another reason:\n%s", log)
-	}
-	return proved, log
+	return satequiv.Prove(t, satequiv.Miter{RefTop: "ref_first_set", Ref: reference(n, src.Data.(Tree).L, reg > 0),
+		DUTTop: "dut_first_set", DUT: text, SAT: sat})
 }
 
 // TestTreeIsLowestSetBit proves, for every input, that the generated tree finds the lowest set
@@ -108,10 +92,7 @@ func TestProofCatchesWrongTree(t *testing.T) {
 		{"any ignores the upper half", "assign any_l{% $l %}[l{% $l %}_j] = lo_any | hi_any;", "assign any_l{% $l %}[l{% $l %}_j] = lo_any;"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			mutate := func(s string) string {
-				require.Equal(t, 1, strings.Count(s, tc.from), "fault site %q", tc.from)
-				return strings.Replace(s, tc.from, tc.to, 1)
-			}
+			mutate := satequiv.Replace(t, tc.from, tc.to)
 			proved, log := proveEquivalent(t, 64, 0, mutate)
 			require.False(t, proved, "a wrong tree passed the proof:\n%s", log)
 		})

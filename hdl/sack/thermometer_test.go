@@ -2,10 +2,6 @@ package sack_test
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -13,6 +9,7 @@ import (
 	"github.com/mrgen/mrgen/config"
 	"github.com/mrgen/mrgen/gen"
 	"github.com/mrgen/mrgen/hdl/sack"
+	"github.com/mrgen/mrgen/internal/satequiv"
 	"github.com/mrgen/mrgen/internal/tooltest"
 )
 
@@ -52,22 +49,8 @@ func proveThermometer(t *testing.T, w int, mutate func(string) string) (bool, st
 	}
 	text, err := gen.Render(*src, gen.Stamp{Version: "test", Command: "go test ./hdl/sack", ConfigName: c.Name, ConfigHash: "-"})
 	require.NoError(t, err)
-	dir := t.TempDir()
-	dut, ref := filepath.Join(dir, "sack_thermometer.v"), filepath.Join(dir, "ref_thermometer.v")
-	require.NoError(t, os.WriteFile(dut, []byte(text), 0o644))
-	require.NoError(t, os.WriteFile(ref, []byte(thermometerReference(w, u.IW)), 0o644))
-	script := fmt.Sprintf("read_verilog %s %s; prep; miter -equiv -flatten -make_assert ref_thermometer sack_thermometer miter; "+
-		"hierarchy -top miter; sat -verify -prove-asserts -show-inputs miter", ref, dut)
-	out, err := exec.Command("yosys", "-p", script).CombinedOutput()
-	log := string(out)
-	if i := strings.Index(log, "Executing SAT pass"); i >= 0 {
-		log = log[i:]
-	}
-	proved := err == nil && strings.Contains(log, "SAT proof finished - no model found: SUCCESS!")
-	if !proved {
-		require.Contains(t, log, "proof did fail", "yosys failed for another reason:\n%s", log)
-	}
-	return proved, log
+	return satequiv.Prove(t, satequiv.Miter{RefTop: "ref_thermometer", Ref: thermometerReference(w, u.IW),
+		DUTTop: "sack_thermometer", DUT: text, SAT: satequiv.Combinational})
 }
 
 // TestThermometerIsGreaterOrEqual proves, for every index, that the two-half decode gives
@@ -92,10 +75,7 @@ func TestThermometerProofCatchesWrongDecode(t *testing.T) {
 		{"combine without the high equality", "| (hi_ge[gi / {% pow2 $L %}] & lo_ge", "| (lo_ge"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			mutate := func(s string) string {
-				require.Equal(t, 1, strings.Count(s, tc.from), "fault site %q", tc.from)
-				return strings.Replace(s, tc.from, tc.to, 1)
-			}
+			mutate := satequiv.Replace(t, tc.from, tc.to)
 			proved, log := proveThermometer(t, 128, mutate)
 			require.False(t, proved, "a wrong thermometer passed the proof:\n%s", log)
 		})
