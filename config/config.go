@@ -119,9 +119,9 @@ type Pipeline struct {
 	// recurrence (the SACK find-first-zero) are split by the unit itself where its entry II
 	// allows (hdl/sack).
 	TreeRegisterEvery int `yaml:"tree_register_every" json:"tree_register_every"`
-	// SpeculativeSearch has no effect: the SACK receive side's find-first-zero always runs on
-	// the bitmap with the cumulative PSN's bit forced set, beside the classification, in a
-	// two-stage recurrence. The field stays so that configuration files that set it still load.
+	// SpeculativeSearch has no effect: the SACK receive side's find-first-zero always runs from
+	// the packet's slot with its bit forced set, beside the classification (docs/sack.md). The
+	// field stays so that configuration files that set it still load.
 	SpeculativeSearch bool `yaml:"speculative_search" json:"speculative_search"`
 }
 

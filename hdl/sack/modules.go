@@ -40,7 +40,7 @@ func (u *Unit) ThermometerModule() *hdl.Module {
 		Doc: fmt.Sprintf("Thermometer decode of a %d-bit index: ge[i] = (i >= x) for i in 0..%d, from the "+
 			"thermometers of x's low %d and high %d bits (each an explicit tree of 2:1 muxes), combined by one "+
 			"3-input function per bit, instead of %d comparators. Combinational. It gives the circular slot "+
-			"ranges of the SACK tables (passed slots, lost candidates) and the head's code.",
+			"ranges of the SACK tables (passed slots, lost candidates) and the code of a packet's slot.",
 			u.IW, u.W-1, u.ThermoLowBits(), u.IW-u.ThermoLowBits(), u.W),
 		Ports: []hdl.Port{
 			in("x", u.IW, "index"),
@@ -52,7 +52,8 @@ func (u *Unit) ThermometerModule() *hdl.Module {
 // ThermoLowBits is how many of the index's low bits the thermometer decodes in its low half:
 // all of them up to 4 (one LUT4 per output), else the larger half. Two halves of at most 5 bits
 // each take the decode from log2 W levels of 2:1 muxes, which LUT mapping left at 5 LUT4 levels
-// at 128 bits (the table read into c_ge_head was sack_rx's iCE40 critical path), to two or three.
+// at 128 bits (the table read into the head's code was sack_rx's iCE40 critical path in session
+// 38, before the search started from the slot), to two or three.
 func (u *Unit) ThermoLowBits() int {
 	if u.IW <= 4 {
 		return u.IW

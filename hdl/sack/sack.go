@@ -201,11 +201,7 @@ func (u *Unit) TxEntryII() int {
 // of every forwarding candidate. A port gives sack_tx two streams of operations (a sent record
 // per data packet sent, an ACK per ACK received), so the hold needs 6 cycles per minimum frame
 // per port: a 64-bit datapath at one port (hdl.MinFrameBeats).
-func (u *Unit) TxHold() bool { return u.beatsPerPort() >= 2*3 }
-
-// beatsPerPort is the cycles a minimum frame leaves each port's operations (hdl.MinFrameBeats
-// over the ports): the budget both sides' hold rules compare with.
-func (u *Unit) beatsPerPort() int { return u.MinBeatsT() / max(1, u.Cfg.Ports) }
+func (u *Unit) TxHold() bool { return u.MinBeatsT()/max(1, u.Cfg.Ports) >= 2*3 }
 
 // TxStartLow is the low part of sack_tx's report start (hwm - floor, P bits) computed in stage m
 // where it holds (TxHold); stage n adds the rest with its borrow. Half the PSN, and at least
