@@ -20,10 +20,12 @@ import (
 
 // parserKnobs shape one parser scenario.
 type parserKnobs struct {
-	Malformed float64 // fraction of malformed frames
-	InValid   float64 // probability that a beat is offered in a cycle (gaps between beats)
-	OutReady  float64 // probability of m_hdr_ready and m_axis_tready in a cycle
-	Small     bool    // minimum-size frames only
+	Malformed float64  // fraction of malformed frames
+	InValid   float64  // probability that a beat is offered in a cycle (gaps between beats)
+	OutReady  float64  // probability of m_hdr_ready and m_axis_tready in a cycle
+	Small     bool     // minimum-size frames only
+	Stall     uint64   // if > 0, both outputs are also held not ready for Stall cycles of every 2·Stall
+	Kinds     []string // malformed frame classes (all when empty)
 }
 
 var parserScenarios = map[string]parserKnobs{
@@ -37,6 +39,10 @@ var parserScenarios = map[string]parserKnobs{
 	"line-rate": {Malformed: 0.2, InValid: 1, OutReady: 1, Small: true},
 	// Full-speed input, heavy backpressure: the input must stall, never lose a frame.
 	"backpressure": {Malformed: 0.3, InValid: 1, OutReady: 0.3},
+	// Full-speed runts behind accepted frames, against outputs that stop for long bursts: the
+	// drops queue up behind a descriptor that waits, the outcome queue fills, and the input must
+	// wait for room.
+	"stall-bursts": {Malformed: 0.95, InValid: 1, OutReady: 0.9, Small: true, Stall: 200, Kinds: []string{"runt"}},
 }
 
 // ParserScenarios lists the parser's scenarios.
@@ -116,8 +122,9 @@ func BuildParserModel(ctx context.Context, opt Options, trace bool) (*verilator.
 // RunParser co-simulates the header parser against golden/parser. Result.Counts holds: valid
 // and malformed (frames generated), kind_<class> per generator class, accepted, beats (input
 // beats), payload_beats (output beats), payload_packets, input_stalls (cycles a beat was
-// offered and not taken) and input_idle (cycles the driver offered nothing, by its gap
-// probability, while frames remained).
+// offered and not taken), input_idle (cycles the driver offered nothing, by its gap
+// probability, while frames remained) and init_cycles (from reset to the first cycle with
+// s_axis_tready high: the parser's counter sweep; neither stall count includes them).
 func RunParser(ctx context.Context, opt Options) (*Result, error) {
 	return RunParserTap(ctx, opt, nil)
 }
@@ -179,7 +186,7 @@ func runParser(ctx context.Context, lib *verilator.Library, u *hdlparser.Unit, k
 	in := make([]uint32, lay.InWords())
 	outb := make([]uint32, lay.OutWords())
 	prm := u.Prm
-	tr, err := newParserTraffic(prm, opt.Seed, k.Malformed, k.Small)
+	tr, err := newParserTraffic(prm, opt.Seed, k.Malformed, k.Small, k.Kinds)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -219,6 +226,14 @@ func runParser(ctx context.Context, lib *verilator.Library, u *hdlparser.Unit, k
 	var cycle uint64
 	watch := cycleWatch{ctx: ctx, m: m, opt: opt, traceAt: traceAt}
 	const resetCycles = 3
+	// After reset the parser clears its outcome counters (s_axis_tready low); nothing is
+	// offered until it first shows ready, so that the stall counts measure traffic only.
+	started := false
+	const maxInitCycles = 1000
+	// parserStallLimit cycles without a handshake on any port, while frames are still to
+	// come or outcomes expected, mean the RTL is stuck.
+	const parserStallLimit = 100_000
+	var lastProgress uint64
 
 	for {
 		if over, err := watch.at(cycle, res.Packets); err != nil {
@@ -229,17 +244,23 @@ func runParser(ctx context.Context, lib *verilator.Library, u *hdlparser.Unit, k
 		if cur == nil && sent >= opt.Packets && outExp.len() == 0 && payExp.len() == 0 {
 			break
 		}
+		if cycle-lastProgress > parserStallLimit {
+			return res, &Mismatch{Stream: "stall", Cycle: cycle, Input: "(none)", Diff: fmt.Sprintf(
+				"no handshake for %d cycles; golden still expects %d outcomes and %d payloads",
+				parserStallLimit, outExp.len(), payExp.len())}, nil
+		}
 		inReset := cycle < resetCycles
 		resetOn(inReset)
+		wasStarted := started // the cycle the parser first shows ready offers nothing yet
 
 		// Input beat.
-		if !inReset && cur == nil && sent < opt.Packets {
+		if started && cur == nil && sent < opt.Packets {
 			f := tr.next()
 			cur = &f
 			beat, beats = 0, max(1, (len(f.data)+B-1)/B)
 			sent++
 		}
-		if cur != nil && !inReset && (offered || rng.Float64() < k.InValid) {
+		if cur != nil && started && (offered || rng.Float64() < k.InValid) {
 			offered = true
 			clear(tdata)
 			var keep uint64
@@ -264,6 +285,9 @@ func runParser(ctx context.Context, lib *verilator.Library, u *hdlparser.Unit, k
 		}
 		hdrReady := k.OutReady >= 1 || rng.Float64() < k.OutReady
 		payReady := k.OutReady >= 1 || rng.Float64() < k.OutReady
+		if k.Stall > 0 && cycle%(2*k.Stall) < k.Stall {
+			hdrReady, payReady = false, false
+		}
 		pt.hdrReady.Set(in, b2u(hdrReady))
 		pt.pReady.Set(in, b2u(payReady))
 
@@ -274,6 +298,14 @@ func runParser(ctx context.Context, lib *verilator.Library, u *hdlparser.Unit, k
 		cycle++
 		if inReset {
 			continue
+		}
+		if !started {
+			if pt.tready.Get(outb) == 1 {
+				started = true
+				res.Counts["init_cycles"] = int(now - resetCycles)
+			} else if now > resetCycles+maxInitCycles {
+				return nil, nil, fmt.Errorf("rx_parser: s_axis_tready still low %d cycles after reset", maxInitCycles)
+			}
 		}
 
 		// Outputs: descriptor or drop.
@@ -296,6 +328,7 @@ func runParser(ctx context.Context, lib *verilator.Library, u *hdlparser.Unit, k
 					Diff: cmp.Diff(e.out, got)}, nil
 			}
 			latency(int(now - e.cycle))
+			lastProgress = now
 			outN++
 			res.Compared++
 		}
@@ -324,6 +357,7 @@ func runParser(ctx context.Context, lib *verilator.Library, u *hdlparser.Unit, k
 						e.off, len(e.data), gotKeep, wantKeep, pt.pLast.Get(outb) == 1, last, want, got)}, nil
 			}
 			e.off += B
+			lastProgress = now
 			if last {
 				payExp.pop()
 				payN++
@@ -332,7 +366,7 @@ func runParser(ctx context.Context, lib *verilator.Library, u *hdlparser.Unit, k
 		}
 
 		// Input handshake.
-		if !offered && sent < opt.Packets {
+		if wasStarted && !offered && sent < opt.Packets {
 			res.Counts["input_idle"]++
 		}
 		if offered && pt.tready.Get(outb) == 0 {
@@ -340,6 +374,7 @@ func runParser(ctx context.Context, lib *verilator.Library, u *hdlparser.Unit, k
 		}
 		if offered && pt.tready.Get(outb) == 1 {
 			offered = false
+			lastProgress = now
 			res.Counts["beats"]++
 			beat++
 			if beat == beats {

@@ -11,6 +11,7 @@ import (
 	"github.com/mrgen/mrgen/config"
 	"github.com/mrgen/mrgen/gen"
 	"github.com/mrgen/mrgen/golden/wire"
+	hdlparser "github.com/mrgen/mrgen/hdl/parser"
 	"github.com/mrgen/mrgen/internal/tooltest"
 )
 
@@ -87,13 +88,16 @@ func TestParserLineRate(t *testing.T) {
 			require.Zero(t, res.Counts["input_stalls"], "cycles with a beat offered and not taken")
 			require.Zero(t, res.Counts["input_idle"], "cycles without a beat while frames remained")
 			require.Positive(t, res.Counts["beats"])
+			u, err := hdlparser.New(c)
+			require.NoError(t, err)
+			require.Equal(t, u.InitCycles(), res.Counts["init_cycles"], "cycles from reset to s_axis_tready: one per counter slot")
 		})
 	}
 }
 
 // TestParserScenarios runs the other scenarios on the default configuration.
 func TestParserScenarios(t *testing.T) {
-	for _, sc := range []string{"valid", "malformed", "backpressure"} {
+	for _, sc := range []string{"valid", "malformed", "backpressure", "stall-bursts"} {
 		t.Run(sc, func(t *testing.T) {
 			res := runParserTest(t, config.Default(), sc, 11, 5_000, nil, "")
 			requireClean(t, res)
@@ -114,7 +118,7 @@ func TestParserCosimCatchesFaults(t *testing.T) {
 		vcd                                   bool
 	}{
 		{"psn bit slip", "rx_parser",
-			"assign m_hdr_psn = s_psn;", "assign m_hdr_psn = {s_psn[30:0], s_psn[31]};", "hdr", "PSN", true},
+			"wire [31:0] h_psn = s_psn;", "wire [31:0] h_psn = {s_psn[30:0], s_psn[31]};", "hdr", "PSN", true},
 		{"icrc not checked", "rx_parser",
 			"wire bad_icrc = ~crc_raw != j{% $JD %}_tr;", "wire bad_icrc = 1'b0;", "hdr", "Reason", false},
 		{"checks out of order", "rx_parser",
@@ -122,8 +126,9 @@ func TestParserCosimCatchesFaults(t *testing.T) {
 			"wire chk_unknown_opcode = !op_data && !op_ack && !op_nak && !op_announce && !chk_bad_flags;", "hdr", "Reason", false},
 		// The hazard paths of the pipeline: the ICRC verdict's place in the check order, the
 		// token meeting its ICRC one stage early, the pad count reaching the unshift network
-		// one stage early, a dropped frame's descriptor slot never freed, and a last beat taken
-		// with no descriptor slot free.
+		// one stage early, a dropped frame's descriptor slot never freed, a last beat taken
+		// with no descriptor slot free, one taken with no outcome-queue entry free, and a full
+		// outcome queue that looks empty (it deadlocked the parser until session 39).
 		{"icrc verdict before the lower checks", "rx_parser",
 			"wire [5:0] join_reason = j{% $JD %}_early ? j{% $JD %}_first : bad_icrc ? BAD_ICRC :",
 			"wire [5:0] join_reason = bad_icrc ? BAD_ICRC : j{% $JD %}_early ? j{% $JD %}_first :", "hdr", "Reason", false},
@@ -135,12 +140,21 @@ func TestParserCosimCatchesFaults(t *testing.T) {
 			"wire drop_free = pop && head_reason != 6'd0 && head_claim;", "wire drop_free = 1'b0;", "hdr", "", false},
 		{"last beat taken with no slot", "rx_parser",
 			"(oq_ok && (ds_ok || !may_claim))", "oq_ok", "hdr", "", false},
+		{"outcome queue room ignores the last beat taken", "rx_parser",
+			"oq_ok <= eof ? oq_used_pop < 5'd{% sub $.D.OutDepthT 1 %}", "oq_ok <= eof ? oq_used_pop < 5'd{% $.D.OutDepthT %}", "", "", false},
+		{"outcome queue full looks empty", "rx_parser",
+			"wire oq_any = oq_wr != oq_rd;", "wire oq_any = oq_wa != oq_ra;", "stall", "no handshake", false},
 		{"payload aligner one byte off", "rx_parser_payload",
 			"pair[{1'b0, q_shift, 3'b000} +:", "pair[{1'b0, q_shift, 3'b000} + 8 +:", "payload", "rtl", false},
 	}
 	var tf []templateFault
 	for _, f := range faults {
-		tf = append(tf, templateFault{Name: f.name, Module: f.module, From: f.from, To: f.to, Stream: f.stream, Field: f.field, VCD: f.vcd, Scenario: "random"})
+		// Room for a last beat matters only once the outputs have held back enough frames.
+		sc := "random"
+		if strings.HasPrefix(f.name, "last beat") || strings.HasPrefix(f.name, "outcome queue") {
+			sc = "stall-bursts"
+		}
+		tf = append(tf, templateFault{Name: f.name, Module: f.module, From: f.from, To: f.to, Stream: f.stream, Field: f.field, VCD: f.vcd, Scenario: sc})
 	}
 	requireFaultsCaught(t, tf, func(t *testing.T, f templateFault, mutate func([]gen.Source) error, vcd string) *Result {
 		cfg := "parser-w128.yaml"

@@ -92,7 +92,9 @@ type parserTraffic struct {
 	gens      map[string]func() parserFrame
 }
 
-func newParserTraffic(prm wire.Params, seed uint64, malformed float64, small bool) (*parserTraffic, error) {
+// newParserTraffic draws valid frames and, a malformed fraction of the time, malformed ones of
+// every class, or of the classes named in kinds when it is not empty.
+func newParserTraffic(prm wire.Params, seed uint64, malformed float64, small bool, kinds []string) (*parserTraffic, error) {
 	corpus, err := parser.FuzzCorpus()
 	if err != nil {
 		return nil, err
@@ -116,7 +118,12 @@ func newParserTraffic(prm wire.Params, seed uint64, malformed float64, small boo
 		"random-mutations": t.randomMutations,
 	}
 	for k := range t.gens {
-		t.kinds = append(t.kinds, k)
+		if len(kinds) == 0 || slices.Contains(kinds, k) {
+			t.kinds = append(t.kinds, k)
+		}
+	}
+	if len(t.kinds) == 0 {
+		return nil, fmt.Errorf("parser traffic: no malformed frame class among %v", kinds)
 	}
 	slices.Sort(t.kinds)
 	return t, nil

@@ -48,6 +48,15 @@ const Top = "rx_parser"
 // CounterWidth is the width of every outcome counter.
 const CounterWidth = 32
 
+// CounterSlots is the depth of the counter RAMs (cnt_rd_idx is 6 bits): the outcomes' counters
+// and unused slots, which read 0. After reset the parser sweeps every slot to zero, one a cycle,
+// so its input waits CounterSlots cycles (InitCycles).
+const CounterSlots = 64
+
+// InitCycles is the number of cycles from the end of reset to the first with s_axis_tready
+// high: the counter sweep.
+func (u *Unit) InitCycles() int { return CounterSlots }
+
 // Unit is the derived description of the parser for one configuration.
 type Unit struct {
 	Cfg   config.Config

@@ -230,6 +230,25 @@ func (u *Unit) SlotSlices() []SlotSlice {
 	return out
 }
 
+// HdrPort is one m_hdr_* output of the descriptor but payload_len (which comes with the
+// outcome); the template computes each as h_<Port> from the slot's fields, zero where the
+// frame's opcode does not carry it (golden/parser.Descriptor).
+type HdrPort struct {
+	Port  string // the output is m_hdr_<Port>
+	Width int
+}
+
+// HdrPorts lists the descriptor's outputs, as the template's h_* wires compute them.
+func (u *Unit) HdrPorts() []HdrPort {
+	return []HdrPort{
+		{"opcode", 8}, {"flags", 8}, {"conn_id", 16}, {"path_id", 8}, {"psn", 32},
+		{"stream_id", 8}, {"msn", 32}, {"ipv6", 1}, {"vlan", 1}, {"ecn", 2},
+		{"udp_src_port", 16}, {"timestamp", 32}, {"msg_len", 32}, {"rkey", 32}, {"va", 64},
+		{"offset", 32}, {"ts_echo", 32}, {"ecn_echo", 16}, {"rate_hint", 16}, {"sack", u.S},
+		{"nak_code", 8}, {"rnr_delay", 16},
+	}
+}
+
 // SlotSlice locates one slot field in the slot word.
 type SlotSlice struct {
 	Name   string
@@ -248,8 +267,8 @@ const payloadSlack = 5
 // than one slot, the descriptor slots.
 func (u *Unit) parserTables() []hdl.Table {
 	t := []hdl.Table{
-		{Name: "cnt_upd_mem", Depth: 64, Width: CounterWidth, Doc: "outcome counters, read for their update"},
-		{Name: "cnt_rd_mem", Depth: 64, Width: CounterWidth, Doc: "the same counters, read by cnt_rd_idx"},
+		{Name: "cnt_upd_mem", Depth: CounterSlots, Width: CounterWidth, Doc: "outcome counters, read for their update"},
+		{Name: "cnt_rd_mem", Depth: CounterSlots, Width: CounterWidth, Doc: "the same counters, read by cnt_rd_idx"},
 		{Name: "outcome_mem", Depth: outcomeDepth, Width: 23, Kind: hdl.RegFile,
 			Doc: "outcome queue: {claimed a descriptor slot, reason, payload length}, in frame order"},
 	}
