@@ -120,7 +120,7 @@ func TestParserCosimCatchesFaults(t *testing.T) {
 		{"psn bit slip", "rx_parser",
 			"wire [31:0] h_psn = s_psn;", "wire [31:0] h_psn = {s_psn[30:0], s_psn[31]};", "hdr", "PSN", true},
 		{"icrc not checked", "rx_parser",
-			"wire bad_icrc = ~crc_raw != j{% $JD %}_tr;", "wire bad_icrc = 1'b0;", "hdr", "Reason", false},
+			"wire bad_icrc = ~crc_raw != join_tr;", "wire bad_icrc = 1'b0;", "hdr", "Reason", false},
 		{"checks out of order", "rx_parser",
 			"wire chk_unknown_opcode = !op_data && !op_ack && !op_nak && !op_announce;",
 			"wire chk_unknown_opcode = !op_data && !op_ack && !op_nak && !op_announce && !chk_bad_flags;", "hdr", "Reason", false},
@@ -133,7 +133,13 @@ func TestParserCosimCatchesFaults(t *testing.T) {
 			"wire [5:0] join_reason = j{% $JD %}_early ? j{% $JD %}_first : bad_icrc ? BAD_ICRC :",
 			"wire [5:0] join_reason = bad_icrc ? BAD_ICRC : j{% $JD %}_early ? j{% $JD %}_first :", "hdr", "Reason", false},
 		{"token meets the icrc a stage early", "rx_parser",
-			"wire bad_icrc = ~crc_raw != j{% $JD %}_tr;", "wire bad_icrc = ~crc_raw != j1_tr;", "hdr", "Reason", false},
+			"wire [31:0] join_tr = j{% $JD %}_tr;", "wire [31:0] join_tr = j1_tr;", "hdr", "Reason", false},
+		// The frame fields held in stage x at 64 and 128 bits (HoldFrameFields): loaded by a
+		// runt too, or read for a runt's payload verdict.
+		{"held fields loaded by every frame", "rx_parser",
+			"if (w_valid && tail_beat) begin", "if (w_valid) begin", "hdr", "", false},
+		{"held payload beats read for a runt", "rx_parser",
+			"j{% $JD %}_long ? x_pbeats :", "1'b1 ? x_pbeats :", "", "", false},
 		{"pad count a stage early", "rx_parser",
 			".zeros(y_zeros),", ".zeros(x_zeros),", "hdr", "Reason", false},
 		{"dropped frame keeps its slot", "rx_parser",

@@ -39,7 +39,7 @@ func TestMemoryListWalksTheHierarchy(t *testing.T) {
 	mi := d.Memories.Instances[0]
 	require.Equal(t, "parent.u_a.u_tab", mi.Path)
 	require.Equal(t, MemoryInstance{Path: "parent.u_a.u_tab", Module: "mrgen_ram_1r1w_16x16", Block: "leaf", Table: "tab",
-		Kind: "ram", Depth: 16, Width: 16, AddrWidth: 4, Ports: "1R1W", ReadLatency: 1, Bits: 256,
+		Kind: "ram", Depth: 16, Width: 16, AddrWidth: 4, Ports: "1R1W", ReadLatency: 1, ReadDuringWrite: "old", Bits: 256,
 		Implementation: "flops", Doc: "a table", Modules: []string{"parent", "leaf"}}, mi)
 	var found bool
 	for _, f := range d.Files {

@@ -61,7 +61,12 @@ type Table struct {
 	Width int // bits per entry
 	// Kind is RAM (registered read, the default) or RegFile (combinational read, flip-flops).
 	Kind MemKind
-	Doc  string
+	// CollisionDontCare (RAM only) says the block never uses what a read of the entry written
+	// at the same edge returns (a FIFO reads only entries written cycles before, and drops a
+	// read it did not issue): the memory may return anything then, so an FPGA maps it with no
+	// read-during-write logic and a silicon team may use a macro with undefined collisions.
+	CollisionDontCare bool
+	Doc               string
 }
 
 // Module is a hardware block ready for rendering.

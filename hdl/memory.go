@@ -72,12 +72,24 @@ func (t Table) Implementation() string {
 
 // MemModule is the name of the memory module of the table's shape, e.g. mrgen_ram_1r1w_16x300:
 // one module per kind and shape, so that a silicon team replaces each with the macro of that
-// shape.
+// shape. A RAM whose collisions are don't-care has its own module, _dc after the shape.
 func (t Table) MemModule() string {
 	if t.Kind == RegFile {
 		return fmt.Sprintf("mrgen_regfile_1r1w_%dx%d", t.Depth, t.Width)
 	}
+	if t.CollisionDontCare {
+		return fmt.Sprintf("mrgen_ram_1r1w_%dx%d_dc", t.Depth, t.Width)
+	}
 	return fmt.Sprintf("mrgen_ram_1r1w_%dx%d", t.Depth, t.Width)
+}
+
+// ReadDuringWrite is what a read of the entry written at the same edge returns: "old" (the
+// contents before the write) or "dont_care" (the block never uses it).
+func (t Table) ReadDuringWrite() string {
+	if t.CollisionDontCare {
+		return "dont_care"
+	}
+	return "old"
 }
 
 // Instance is the table's instance name in its block: u_ and the table's name.
@@ -90,6 +102,9 @@ func (t Table) Check() error {
 	}
 	if t.Depth < 1 || t.Width < 1 {
 		return fmt.Errorf("hdl: table %s: %d x %d: depth and width must be >= 1", t.Name, t.Depth, t.Width)
+	}
+	if t.CollisionDontCare && t.Kind != RAM {
+		return fmt.Errorf("hdl: table %s: a %s reads combinationally; only a RAM's collisions can be don't-care", t.Name, t.Kind)
 	}
 	return nil
 }

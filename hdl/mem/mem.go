@@ -25,6 +25,10 @@ const Source = "hdl/mem/mem.go"
 // Module is the memory module of t's kind and shape.
 func Module(t hdl.Table) *hdl.Module {
 	read := "registered read (rdata one clock after re; the old contents on a read of the address written at the same edge)"
+	if t.CollisionDontCare {
+		read = "registered read (rdata one clock after re; undefined on a read of the address written at the same edge, " +
+			"which the block never uses)"
+	}
 	if t.Kind == hdl.RegFile {
 		read = "combinational read (flip-flops)"
 	}

@@ -62,13 +62,23 @@ func TestShapeRules(t *testing.T) {
 		{hdl.Table{Depth: 17, Width: 64}, "mrgen_ram_1r1w_17x64", 5, true},  // depth not a power of two
 		{hdl.Table{Depth: 1, Width: 64}, "mrgen_ram_1r1w_1x64", 1, false},   // one entry: a 1-bit address
 		{hdl.Table{Depth: 64, Width: 64, Kind: hdl.RegFile}, "mrgen_regfile_1r1w_64x64", 6, false},
+		// Collisions don't-care: a module of its own, as a silicon team may map it differently.
+		{hdl.Table{Depth: 1024, Width: 64, CollisionDontCare: true}, "mrgen_ram_1r1w_1024x64_dc", 10, true},
 	} {
 		require.Equal(t, tc.name, tc.t.MemModule())
+		want := "old"
+		if tc.t.CollisionDontCare {
+			want = "dont_care"
+		}
+		require.Equal(t, want, tc.t.ReadDuringWrite(), tc.name)
 		require.Equal(t, tc.aw, tc.t.AddrWidth(), tc.name)
 		require.Equal(t, tc.macro, tc.t.Macro(), tc.name)
 	}
 	require.Error(t, hdl.Table{Name: "x", Depth: 0, Width: 1}.Check())
 	require.Error(t, hdl.Table{Name: "reg", Depth: 2, Width: 1}.Check(), "a keyword")
+	require.Error(t, hdl.Table{Name: "rf", Depth: 2, Width: 1, Kind: hdl.RegFile, CollisionDontCare: true}.Check(),
+		"a register file reads combinationally: no collision to leave undefined")
+	require.NoError(t, hdl.Table{Name: "fifo", Depth: 2, Width: 1, CollisionDontCare: true}.Check())
 }
 
 // The behavioural model, simulated: a registered read with enable, the old contents on a read

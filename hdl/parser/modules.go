@@ -111,7 +111,10 @@ func (u *Unit) PayloadModule() *hdl.Module {
 		Clock: "clk", Reset: u.Reset.Port,
 		Ports: ports,
 		Tables: []hdl.Table{
-			{Name: "fifo_mem", Depth: u.FifoDepth, Width: u.W, Doc: "raw payload beats"},
+			// Read only at entries written cycles before (a frame's beats precede its verdict,
+			// and the space flag keeps the writer off unread entries); a read not issued is
+			// dropped.
+			{Name: "fifo_mem", Depth: u.FifoDepth, Width: u.W, CollisionDontCare: true, Doc: "raw payload beats"},
 			{Name: "meta_mem", Depth: MetaDepth, Width: u.MetaW(), Kind: hdl.RegFile,
 				Doc: "per-frame verdicts {keep, beats, shift, tail, flush}, read as the frame is issued"},
 		},

@@ -367,8 +367,21 @@ type TokenField struct {
 	Width int
 }
 
-// TokenFields are the stage-y registers of the token (the rest of it is computed in stage y).
+// HoldFrameFields says the frame fields (the trailer, the payload length and the payload
+// verdict's beats, shift and tail) stay in their stage-x registers until the join instead of
+// travelling with the token. Only a frame whose last beat holds byte 58 or later (index
+// TailBeat or more) loads them: a shorter one is a runt, whose outcome comes before bad_icrc
+// and which writes no payload. Such frames are at least TailBeat+1 beats apart, and the join
+// reads the fields JoinDelay+1 cycles after they load, so they hold long enough when
+// TailBeat >= JoinDelay: at 64 and 128 bits.
+func (u *Unit) HoldFrameFields() bool { return u.TailBeat >= u.JoinDelay() }
+
+// TokenFields are the stage-y registers of the token (the rest of it is computed in stage y):
+// with HoldFrameFields, whether the frame loaded the held fields (long) instead of them.
 func (u *Unit) TokenFields() []TokenField {
+	if u.HoldFrameFields() {
+		return []TokenField{{"claim", 1}, {"long", 1}}
+	}
 	return []TokenField{
 		{"claim", 1}, {"tr", 32}, {"pay_len", 16},
 		{"pbeats", u.FifoAW + 1}, {"pshift", u.BW}, {"ptail", u.BW + 1},
