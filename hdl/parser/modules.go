@@ -128,7 +128,7 @@ func (u *Unit) ParserModule() *hdl.Module {
 		in("s_axis_tdata", u.W, "frame bytes, byte 0 in lane 0 (tdata[7:0])"),
 		in("s_axis_tkeep", u.B, "kept lanes; the first null lane ends the frame"),
 		in("s_axis_tvalid", 1, "beat valid"),
-		out("s_axis_tready", 1, "beat accepted when valid and ready"),
+		out("s_axis_tready", 1, fmt.Sprintf("beat accepted when valid and ready; low for %d cycles after reset", u.InitCycles())),
 		in("s_axis_tlast", 1, "last beat of the frame"),
 		out("m_hdr_valid", 1, "descriptor of an accepted frame"),
 		in("m_hdr_ready", 1, "downstream takes the descriptor"),
@@ -332,11 +332,29 @@ func (u *Unit) RegVLANUsed() (bool, error) {
 const lastVariantByte = wire.EthTypeOff + wire.VLANTagLen + 1
 
 func (u *Unit) beatCond(src capSource) string {
-	c := fmt.Sprintf("a_beat == %d'd%d", u.BeatW, src.beat)
+	c := fmt.Sprintf("a_at[%d]", src.beat)
 	if src.cond != "" {
 		c += " && " + src.cond
 	}
 	return c
+}
+
+// CapBeats is one more than the last beat index any header byte is captured from: the width of
+// stage a's one-hot beat register a_at (a_at[k] is a_beat == k).
+func (u *Unit) CapBeats() (int, error) {
+	n := 1
+	for _, s := range u.CapSections() {
+		for c := 0; c < s.Bytes; c++ {
+			srcs, err := u.capSources(s, c)
+			if err != nil {
+				return 0, err
+			}
+			for _, src := range srcs {
+				n = max(n, src.beat+1)
+			}
+		}
+	}
+	return n, nil
 }
 
 // CaptureLines are the stage-a register writes of every header byte (inside `if (fire)`).
@@ -394,7 +412,7 @@ func (u *Unit) NowByteOf(reg string, c, v int) (string, error) {
 			return "", err
 		}
 		src := srcs[v] // one source per variant, in variant order
-		return fmt.Sprintf("(a_beat == %d'd%d ? s_axis_tdata[%d:%d] : %s[%d:%d])", u.BeatW, src.beat,
+		return fmt.Sprintf("(a_at[%d] ? s_axis_tdata[%d:%d] : %s[%d:%d])", src.beat,
 			8*src.lane+7, 8*src.lane, reg, 8*c+7, 8*c), nil
 	}
 	return "", fmt.Errorf("parser: no header register %q", reg)
