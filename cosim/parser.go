@@ -230,9 +230,6 @@ func runParser(ctx context.Context, lib *verilator.Library, u *hdlparser.Unit, k
 	// offered until it first shows ready, so that the stall counts measure traffic only.
 	started := false
 	const maxInitCycles = 1000
-	// parserStallLimit cycles without a handshake on any port, while frames are still to
-	// come or outcomes expected, mean the RTL is stuck.
-	const parserStallLimit = 100_000
 	var lastProgress uint64
 
 	for {
@@ -244,10 +241,10 @@ func runParser(ctx context.Context, lib *verilator.Library, u *hdlparser.Unit, k
 		if cur == nil && sent >= opt.Packets && outExp.len() == 0 && payExp.len() == 0 {
 			break
 		}
-		if cycle-lastProgress > parserStallLimit {
+		if cycle-lastProgress > stallLimit {
 			return res, &Mismatch{Stream: "stall", Cycle: cycle, Input: "(none)", Diff: fmt.Sprintf(
 				"no handshake for %d cycles; golden still expects %d outcomes and %d payloads",
-				parserStallLimit, outExp.len(), payExp.len())}, nil
+				stallLimit, outExp.len(), payExp.len())}, nil
 		}
 		inReset := cycle < resetCycles
 		resetOn(inReset)

@@ -115,9 +115,9 @@ func RunPlacement(ctx context.Context, opt Options) (*Result, error) {
 	})
 }
 
-// plStallLimit is the number of cycles without any handshake after which the RTL is declared
-// stuck (the longest legitimate pause is the post-reset clear).
-const plStallLimit = 100_000
+// stallLimit is the number of cycles without any handshake after which a block's RTL is
+// declared stuck (the longest legitimate pause is a post-reset clear).
+const stallLimit = 100_000
 
 // runPlacement is the lockstep loop. traceAt ≥ 0 dumps a VCD window around that cycle.
 func runPlacement(ctx context.Context, lib *verilator.Library, u *hdlpl.Unit, k plKnobs, opt Options, traceAt int64) (*Result, *Mismatch, error) {
@@ -194,10 +194,10 @@ func runPlacement(ctx context.Context, lib *verilator.Library, u *hdlpl.Unit, k 
 		if done && resExp.len() == 0 && dmaExp.len() == 0 && cplExp.len() == 0 && ctlExp.len() == 0 && !descOffered && !ctlOffered {
 			break
 		}
-		if cycle-lastProgress > plStallLimit {
+		if cycle-lastProgress > stallLimit {
 			return res, &Mismatch{Stream: "stall", Cycle: cycle, Input: "(none)", Diff: fmt.Sprintf(
 				"no handshake for %d cycles; golden still expects %d verdicts, %d DMA commands, %d completions, %d control responses",
-				plStallLimit, resExp.len(), dmaExp.len(), cplExp.len(), ctlExp.len())}, nil
+				stallLimit, resExp.len(), dmaExp.len(), cplExp.len(), ctlExp.len())}, nil
 		}
 
 		// Reset in the middle of traffic: both sides start over; the host memory stays.

@@ -96,15 +96,8 @@ func TestCountersReadZeroAfterReset(t *testing.T) {
 			d, err := u.Design(gen.Stamp{Version: "test", Command: "go test", ConfigName: c.Name, ConfigHash: "0"}, mutate)
 			require.NoError(t, err)
 			dir := t.TempDir()
-			var files []string
-			for _, f := range d.Files {
-				if !strings.HasSuffix(f.Path, ".v") {
-					continue
-				}
-				p := filepath.Join(dir, filepath.Base(f.Path))
-				require.NoError(t, os.WriteFile(p, f.Content, 0o644))
-				files = append(files, p)
-			}
+			require.NoError(t, d.Write(dir))
+			files := d.RTLFiles(dir)
 			tb := filepath.Join(dir, "tb.v")
 			require.NoError(t, os.WriteFile(tb, []byte(fmt.Sprintf(counterSweepTB, u.W, u.B)), 0o644))
 			sim := filepath.Join(dir, "sim")
