@@ -26,6 +26,8 @@ func verifyScript(modules, gateModules, flops, subset, timed []string, subsetCyc
 #                             replay whole: ` + strings.Join(subset, " ") + `); only the testbenches
 #                             that replay cycle by cycle can stop early (` + strings.Join(timed, " ") + `),
 #                             the others replay whole recordings
+#   GLS_VECTORS="m/r ..."     the gate level replays only these recordings (vectors/m/r; default
+#                             every one); a module with none of its recordings named is skipped
 #   WORK=DIR                  where to build (default a temporary folder, removed at the end)
 #   MODULES="a b"             only these modules' testbenches (default every one)
 # Exit status 0 only when every check passed.
@@ -43,6 +45,10 @@ POWER_UP_CELLS="` + strings.Join(flops, " ") + `"
 GLS_SUBSET=${GLS_SUBSET-"` + strings.Join(subset, " ") + `"}
 GLS_CYCLES=${GLS_CYCLES:-` + strconv.Itoa(subsetCycles) + `}
 GLS_TIMED="` + strings.Join(timed, " ") + `"   # testbenches that replay cycle by cycle (+cycles)
+GLS_VECTORS=${GLS_VECTORS:-}
+for v in $GLS_VECTORS; do
+  if [ ! -d "vectors/$v" ]; then echo "verify: GLS_VECTORS names $v, which is not a recording under vectors/"; exit 2; fi
+done
 if [ -n "${WORK:-}" ]; then work=$WORK; mkdir -p "$work"; else work=$(mktemp -d); trap 'rm -rf "$work"' EXIT; fi
 echo "== hashes (SHA256SUMS)"
 if ! sha256sum --quiet -c SHA256SUMS; then
@@ -53,10 +59,14 @@ echo "hashes: ok"
 failed=0
 runs=0
 
-# replay LABEL MODULE COMMAND: every recording of MODULE through the built testbench.
+# replay LABEL MODULE COMMAND: every recording of MODULE through the built testbench (at the gate
+# level, those GLS_VECTORS names).
 replay() {
   for v in vectors/$2/*/; do
     v=${v%/}
+    if [ "$1" = gate ] && [ -n "$GLS_VECTORS" ]; then
+      case " $GLS_VECTORS " in *" ${v#vectors/} "*) ;; *) continue ;; esac
+    fi
     runs=$((runs+1))
     out=$($3 "+vectors=$v" "+seed=$SEED" 2>&1)
     rc=$?
@@ -115,6 +125,9 @@ if [ "$GLS" = 1 ]; then
     esac
     for m in $MODULES; do
       case " $GATE_MODULES " in *" $m "*) ;; *) continue ;; esac
+      if [ -n "$GLS_VECTORS" ]; then
+        case " $GLS_VECTORS " in *" $m/"*) ;; *) continue ;; esac
+      fi
       cycles=""
       case " $GLS_SUBSET " in *" $m "*)
         case " $GLS_TIMED " in
@@ -169,6 +182,7 @@ func readme(opt Options, commit string, modules, gateModules []string, tx map[st
     SEED=3 ./verify.sh                # another power-up of the gate level too
     POWER_UP=x ./verify.sh            # the gate level from unknown (X) flip-flops and memories
     GLS_CYCLES=0 ./verify.sh          # the gate level of every module on whole recordings
+    GLS_VECTORS="rx_parser/malformed tx_engine/failure" ./verify.sh   # only these at the gate level
     MODULES="sack_unit rx_acker" ./verify.sh   # only these modules' replays
     CELLS=/path/osu018_stdcells.v ./verify.sh   # the cell models elsewhere
 
