@@ -112,6 +112,14 @@ func TestDeparserCosimCatchesFaults(t *testing.T) {
 		// The registered beat flags (in_range, e_last), kept from e_k + 1: one beat off must show.
 		{"payload range starts a beat late", "(e_has_pay && e_k1 == e_hb0)", "(e_has_pay && e_k == e_hb0)", "first difference", false, ""},
 		{"last beat flagged a beat early", "e_last <= e_k1 == e_lk;", "e_last <= e_k1 + {% dec $KW 1 %} == e_lk;", "", false, ""},
+		// The header register and the lengths' registers load from the ports on the handshake
+		// only: a descriptor offered while the frame before it is still going out must wait.
+		{"header register loaded by a descriptor still waiting",
+			"      e_carry <= rot;\n    end\n",
+			"      e_carry <= rot;\n    end\n    if (s_hdr_valid) begin\n      hb <= hb_n;\n    end\n", "first difference", false, ""},
+		{"lengths loaded by a descriptor still waiting",
+			"      e_carry <= rot;\n    end\n",
+			"      e_carry <= rot;\n    end\n    if (s_hdr_valid) begin\n      e_udp_len <= l_udp_len;\n    end\n", "first difference", false, ""},
 	}
 	var tf []templateFault
 	for _, f := range faults {

@@ -13,67 +13,79 @@ import (
 // in and out are hdl.In and hdl.Out, short for the port lists.
 var in, out = hdl.In, hdl.Out
 
-// Field is one field of the header descriptor: the input port s_hdr_<Name>. A field with Reg
-// set is copied into the frame register e_<Name> when the descriptor is taken; the others only
-// steer the per-frame computations.
+// Field is one field of the header descriptor: the input port s_hdr_<Name>. The header's
+// fields go straight from the ports into the header register when the descriptor is taken
+// (HeaderLines); CsumRegs are the few also kept for the IPv4 header checksum.
 type Field struct {
 	Name  string
 	Width int
 	Doc   string
-	Reg   bool
 }
 
 // descriptorFields lists the descriptor: every field of wire.Packet that Encode does not compute.
 func descriptorFields(sackWidth int) []Field {
 	return []Field{
-		{"dst_mac", wire.MACBits, "Ethernet destination MAC, first byte on the wire in bits 47:40", true},
-		{"src_mac", wire.MACBits, "Ethernet source MAC", true},
-		{"vlan", 1, "insert an 802.1Q tag", false},
-		{"vlan_pcp", wire.VLANPCPBits, "tag priority code point", true},
-		{"vlan_dei", wire.VLANDEIBits, "tag drop eligible indicator", true},
-		{"vlan_vid", wire.VLANVIDBits, "tag VLAN identifier", true},
-		{"ipv6", 1, "IPv6 (else IPv4)", false},
-		{"ip_src", wire.IPv6AddrBits, "source address, byte 0 in bits 127:120 (IPv4: bits 127:96, as wire's Src[:4])", true},
-		{"ip_dst", wire.IPv6AddrBits, "destination address, same layout", true},
-		{"dscp", wire.IPv4DSCPBits, "IP DSCP (IPv6 traffic class bits 7..2)", true},
-		{"ecn", wire.IPv4ECNBits, "IP ECN field", true},
-		{"ttl", wire.IPv4TTLBits, "IPv4 TTL or IPv6 hop limit", true},
-		{"flow_label", wire.IPv6FlowLabelBits, "IPv6 flow label (IPv4: unused)", true},
-		{"ip_id", wire.IPv4IDBits, "IPv4 identification (IPv6: unused)", true},
-		{"ip_df", 1, "IPv4 don't-fragment flag (IPv6: unused)", true},
-		{"udp_src_port", wire.UDPPortBits, "UDP source port: the path's ECMP entropy", true},
-		{"udp_checksum", wire.UDPChecksumBits, "UDP checksum, carried verbatim (0: none)", true},
-		{"opcode", wire.OpcodeBits, "BTH opcode (the body classes' opcodes)", true},
-		{"flags", wire.FlagsBits, "BTH flags", true},
-		{"conn_id", wire.ConnIDBits, "BTH connection id", true},
-		{"path_id", wire.PathIDBits, "BTH path id", true},
-		{"stream_id", wire.StreamIDBits, "BTH stream id", true},
-		{"psn", wire.PSNBits, "BTH PSN (ACK: cumulative PSN)", true},
-		{"msn", wire.MSNBits, "BTH message sequence number", true},
-		{"timestamp", wire.TimestampBits, "WRITE/SEND/ANNOUNCE: send timestamp", true},
-		{"msg_len", wire.MsgLenBits, "WRITE/SEND: message length", true},
-		{"rkey", wire.RKeyBits, "WRITE: remote key", true},
-		{"va", wire.VABits, "WRITE: virtual address of this packet's first payload byte", true},
-		{"offset", wire.MsgOffsetBits, "SEND: byte offset of the payload in the message", true},
-		{"ts_echo", wire.TimestampEchoBits, "ACK/NAK: timestamp echo", true},
-		{"ecn_echo", wire.ECNEchoBits, "ACK: ECN-echo count", true},
-		{"rate_hint", wire.RateHintBits, "ACK: rate hint", true},
-		{"sack", sackWidth, "ACK: SACK bitmap, bit i = PSN psn+i (wire bit order)", true},
-		{"nak_code", wire.NakCodeBits, "NAK: code", true},
-		{"rnr_delay", wire.RNRDelayBits, "NAK: RNR retry delay", true},
-		{"payload_len", PayloadLenBits, "WRITE/SEND: payload bytes on s_axis (ACK/NAK: ignored, 0)", false},
+		{"dst_mac", wire.MACBits, "Ethernet destination MAC, first byte on the wire in bits 47:40"},
+		{"src_mac", wire.MACBits, "Ethernet source MAC"},
+		{"vlan", 1, "insert an 802.1Q tag"},
+		{"vlan_pcp", wire.VLANPCPBits, "tag priority code point"},
+		{"vlan_dei", wire.VLANDEIBits, "tag drop eligible indicator"},
+		{"vlan_vid", wire.VLANVIDBits, "tag VLAN identifier"},
+		{"ipv6", 1, "IPv6 (else IPv4)"},
+		{"ip_src", wire.IPv6AddrBits, "source address, byte 0 in bits 127:120 (IPv4: bits 127:96, as wire's Src[:4])"},
+		{"ip_dst", wire.IPv6AddrBits, "destination address, same layout"},
+		{"dscp", wire.IPv4DSCPBits, "IP DSCP (IPv6 traffic class bits 7..2)"},
+		{"ecn", wire.IPv4ECNBits, "IP ECN field"},
+		{"ttl", wire.IPv4TTLBits, "IPv4 TTL or IPv6 hop limit"},
+		{"flow_label", wire.IPv6FlowLabelBits, "IPv6 flow label (IPv4: unused)"},
+		{"ip_id", wire.IPv4IDBits, "IPv4 identification (IPv6: unused)"},
+		{"ip_df", 1, "IPv4 don't-fragment flag (IPv6: unused)"},
+		{"udp_src_port", wire.UDPPortBits, "UDP source port: the path's ECMP entropy"},
+		{"udp_checksum", wire.UDPChecksumBits, "UDP checksum, carried verbatim (0: none)"},
+		{"opcode", wire.OpcodeBits, "BTH opcode (the body classes' opcodes)"},
+		{"flags", wire.FlagsBits, "BTH flags"},
+		{"conn_id", wire.ConnIDBits, "BTH connection id"},
+		{"path_id", wire.PathIDBits, "BTH path id"},
+		{"stream_id", wire.StreamIDBits, "BTH stream id"},
+		{"psn", wire.PSNBits, "BTH PSN (ACK: cumulative PSN)"},
+		{"msn", wire.MSNBits, "BTH message sequence number"},
+		{"timestamp", wire.TimestampBits, "WRITE/SEND/ANNOUNCE: send timestamp"},
+		{"msg_len", wire.MsgLenBits, "WRITE/SEND: message length"},
+		{"rkey", wire.RKeyBits, "WRITE: remote key"},
+		{"va", wire.VABits, "WRITE: virtual address of this packet's first payload byte"},
+		{"offset", wire.MsgOffsetBits, "SEND: byte offset of the payload in the message"},
+		{"ts_echo", wire.TimestampEchoBits, "ACK/NAK: timestamp echo"},
+		{"ecn_echo", wire.ECNEchoBits, "ACK: ECN-echo count"},
+		{"rate_hint", wire.RateHintBits, "ACK: rate hint"},
+		{"sack", sackWidth, "ACK: SACK bitmap, bit i = PSN psn+i (wire bit order)"},
+		{"nak_code", wire.NakCodeBits, "NAK: code"},
+		{"rnr_delay", wire.RNRDelayBits, "NAK: RNR retry delay"},
+		{"payload_len", PayloadLenBits, "WRITE/SEND: payload bytes on s_axis (ACK/NAK: ignored, 0)"},
 	}
 }
 
-// RegFields are the fields copied into frame registers.
-func (u *Unit) RegFields() []Field {
-	var out []Field
-	for _, f := range u.Fields {
-		if f.Reg {
-			out = append(out, f)
-		}
+// CsumReg is a frame register the IPv4 header checksum sums in stage e: e_<Name>, loaded from
+// From when the descriptor is taken.
+type CsumReg struct {
+	Name  string
+	Width int
+	From  string
+}
+
+// CsumRegs are the descriptor fields the IPv4 header checksum needs after the descriptor is
+// taken (the rest of the header is in the header register by then): the addresses' IPv4 part
+// only (wire's Src[:4], bits 127:96).
+func (u *Unit) CsumRegs() []CsumReg {
+	top := fmt.Sprintf("[%d:%d]", wire.IPv6AddrBits-1, wire.IPv6AddrBits-wire.IPv4AddrBits)
+	return []CsumReg{
+		{"dscp", wire.IPv4DSCPBits, "s_hdr_dscp"},
+		{"ecn", wire.IPv4ECNBits, "s_hdr_ecn"},
+		{"ttl", wire.IPv4TTLBits, "s_hdr_ttl"},
+		{"ip_id", wire.IPv4IDBits, "s_hdr_ip_id"},
+		{"ip_df", 1, "s_hdr_ip_df"},
+		{"ip4_src", wire.IPv4AddrBits, "s_hdr_ip_src" + top},
+		{"ip4_dst", wire.IPv4AddrBits, "s_hdr_ip_dst" + top},
 	}
-	return out
 }
 
 // DeparserModule is the top.
@@ -119,24 +131,24 @@ func (u *Unit) DeparserModule() *hdl.Module {
 
 // BodyClass is one shape of what follows the BTH: an opcode and its extension or body. The
 // layouts are the four Ethernet/IP variants v = {vlan, ipv6} times the classes; layout
-// v*len(Classes) + o is bit of the one-hot frame register e_vo. The last class is also the
+// v*len(Classes) + o is bit of the one-hot layout l_vo. The last class is also the
 // shape of any opcode not listed (the descriptor must not carry one).
 type BodyClass struct {
 	Op    wire.Opcode
 	Len   int
 	Data  bool     // WRITE/SEND: payload_len bytes of payload follow
-	Bytes []string // the body, byte by byte, as Verilog expressions over the frame registers
+	Bytes []string // the body, byte by byte, as Verilog expressions over the descriptor's ports
 }
 
 // Classes lists the body classes in their index order (WRITE, SEND, ACK, NAK).
 func (u *Unit) Classes() []BodyClass {
 	var ack []string
-	ack = append(ack, beBytes("e_ts_echo", 32)...)
-	ack = append(ack, beBytes("e_ecn_echo", 16)...)
-	ack = append(ack, beBytes("e_rate_hint", 16)...)
+	ack = append(ack, beBytes("s_hdr_ts_echo", 32)...)
+	ack = append(ack, beBytes("s_hdr_ecn_echo", 16)...)
+	ack = append(ack, beBytes("s_hdr_rate_hint", 16)...)
 	// The bitmap is a bit array: byte k holds bits 8k..8k+7, bit 8k in its LSB.
 	for k := 0; k < u.S/8; k++ {
-		ack = append(ack, fmt.Sprintf("e_sack[%d:%d]", 8*k+7, 8*k))
+		ack = append(ack, fmt.Sprintf("s_hdr_sack[%d:%d]", 8*k+7, 8*k))
 	}
 	cat := func(parts ...[]string) []string {
 		var out []string
@@ -146,14 +158,14 @@ func (u *Unit) Classes() []BodyClass {
 		return out
 	}
 	return []BodyClass{
-		{wire.OpWrite, wire.WriteExtLen, true, cat(beBytes("e_timestamp", 32), beBytes("e_msg_len", 32),
-			beBytes("e_rkey", 32), beBytes("e_va", 64))},
-		{wire.OpSend, wire.SendExtLen, true, cat(beBytes("e_timestamp", 32), beBytes("e_msg_len", 32),
-			beBytes("e_offset", 32))},
+		{wire.OpWrite, wire.WriteExtLen, true, cat(beBytes("s_hdr_timestamp", 32), beBytes("s_hdr_msg_len", 32),
+			beBytes("s_hdr_rkey", 32), beBytes("s_hdr_va", 64))},
+		{wire.OpSend, wire.SendExtLen, true, cat(beBytes("s_hdr_timestamp", 32), beBytes("s_hdr_msg_len", 32),
+			beBytes("s_hdr_offset", 32))},
 		{wire.OpAck, u.Prm.AckLen(), false, ack},
-		{wire.OpAnnounce, wire.AnnounceLen, false, cat(beBytes("e_timestamp", 32), []string{"8'h00", "8'h00", "8'h00", "8'h00"})},
-		{wire.OpNak, wire.NakLen, false, cat([]string{"e_nak_code", "8'h00"}, beBytes("e_rnr_delay", 16),
-			beBytes("e_ts_echo", 32))},
+		{wire.OpAnnounce, wire.AnnounceLen, false, cat(beBytes("s_hdr_timestamp", 32), []string{"8'h00", "8'h00", "8'h00", "8'h00"})},
+		{wire.OpNak, wire.NakLen, false, cat([]string{"s_hdr_nak_code", "8'h00"}, beBytes("s_hdr_rnr_delay", 16),
+			beBytes("s_hdr_ts_echo", 32))},
 	}
 }
 
@@ -189,8 +201,9 @@ func beBytesFrom(reg string, hi, n int) []string {
 	return out
 }
 
-// layoutBytes is the header of one layout, byte by byte, as Verilog expressions over the frame
-// registers: exactly the bytes golden/wire.Encode writes before the payload.
+// layoutBytes is the header of one layout, byte by byte, as Verilog expressions over the
+// descriptor's ports and the frame registers of its lengths (e_*, lateByte): exactly the bytes
+// golden/wire.Encode writes before the payload.
 func (u *Unit) layoutBytes(vlan, v6 bool, cls BodyClass) ([]string, error) {
 	var b []string
 	add := func(x ...string) { b = append(b, x...) }
@@ -200,8 +213,8 @@ func (u *Unit) layoutBytes(vlan, v6 bool, cls BodyClass) ([]string, error) {
 		}
 		return nil
 	}
-	add(beBytes("e_dst_mac", wire.MACBits)...)
-	add(beBytes("e_src_mac", wire.MACBits)...)
+	add(beBytes("s_hdr_dst_mac", wire.MACBits)...)
+	add(beBytes("s_hdr_src_mac", wire.MACBits)...)
 	if err := at("EtherType", wire.EthTypeOff); err != nil {
 		return nil, err
 	}
@@ -209,7 +222,7 @@ func (u *Unit) layoutBytes(vlan, v6 bool, cls BodyClass) ([]string, error) {
 	l3 := st.L3()
 	if vlan {
 		add(hex8(wire.EtherTypeVLAN>>8), hex8(wire.EtherTypeVLAN),
-			"{e_vlan_pcp, e_vlan_dei, e_vlan_vid[11:8]}", "e_vlan_vid[7:0]")
+			"{s_hdr_vlan_pcp, s_hdr_vlan_dei, s_hdr_vlan_vid[11:8]}", "s_hdr_vlan_vid[7:0]")
 	}
 	et := wire.EtherTypeIPv4
 	if v6 {
@@ -220,31 +233,31 @@ func (u *Unit) layoutBytes(vlan, v6 bool, cls BodyClass) ([]string, error) {
 		return nil, err
 	}
 	if !v6 {
-		add(hex8(4<<wire.IPv4IHLBits|wire.IPv4IHL), "{e_dscp, e_ecn}", "e_ip4_len[15:8]", "e_ip4_len[7:0]",
-			"e_ip_id[15:8]", "e_ip_id[7:0]", "{1'b0, e_ip_df, 6'd0}", "8'h00", "e_ttl", hex8(wire.IPProtocolUDP),
+		add(hex8(4<<wire.IPv4IHLBits|wire.IPv4IHL), "{s_hdr_dscp, s_hdr_ecn}", "e_ip4_len[15:8]", "e_ip4_len[7:0]",
+			"s_hdr_ip_id[15:8]", "s_hdr_ip_id[7:0]", "{1'b0, s_hdr_ip_df, 6'd0}", "8'h00", "s_hdr_ttl", hex8(wire.IPProtocolUDP),
 			"8'h00", "8'h00") // the checksum: written at the output (CsumLanes)
 		// The IPv4 address is the first four bytes of the 16-byte field (wire's Src[:4]).
-		add(beBytesFrom("e_ip_src", wire.IPv6AddrBits-1, wire.IPv4AddrBits)...)
-		add(beBytesFrom("e_ip_dst", wire.IPv6AddrBits-1, wire.IPv4AddrBits)...)
+		add(beBytesFrom("s_hdr_ip_src", wire.IPv6AddrBits-1, wire.IPv4AddrBits)...)
+		add(beBytesFrom("s_hdr_ip_dst", wire.IPv6AddrBits-1, wire.IPv4AddrBits)...)
 	} else {
-		add("{4'h6, e_dscp[5:2]}", "{e_dscp[1:0], e_ecn, e_flow_label[19:16]}", "e_flow_label[15:8]",
-			"e_flow_label[7:0]", "e_udp_len[15:8]", "e_udp_len[7:0]", hex8(wire.IPProtocolUDP), "e_ttl")
-		add(beBytes("e_ip_src", 128)...)
-		add(beBytes("e_ip_dst", 128)...)
+		add("{4'h6, s_hdr_dscp[5:2]}", "{s_hdr_dscp[1:0], s_hdr_ecn, s_hdr_flow_label[19:16]}", "s_hdr_flow_label[15:8]",
+			"s_hdr_flow_label[7:0]", "e_udp_len[15:8]", "e_udp_len[7:0]", hex8(wire.IPProtocolUDP), "s_hdr_ttl")
+		add(beBytes("s_hdr_ip_src", 128)...)
+		add(beBytes("s_hdr_ip_dst", 128)...)
 	}
 	udp := st.UDP()
 	if err := at("UDP header", udp); err != nil {
 		return nil, err
 	}
-	add(beBytes("e_udp_src_port", 16)...)
+	add(beBytes("s_hdr_udp_src_port", 16)...)
 	add(hex8(int(u.Prm.UDPDestPort)>>8), hex8(int(u.Prm.UDPDestPort)))
 	add("e_udp_len[15:8]", "e_udp_len[7:0]")
-	add(beBytes("e_udp_checksum", 16)...)
-	add("e_opcode", "e_flags")
-	add(beBytes("e_conn_id", 16)...)
-	add("e_path_id", "e_stream_id", hex8(wire.BTHVersion), "8'h00")
-	add(beBytes("e_psn", 32)...)
-	add(beBytes("e_msn", 32)...)
+	add(beBytes("s_hdr_udp_checksum", 16)...)
+	add("s_hdr_opcode", "s_hdr_flags")
+	add(beBytes("s_hdr_conn_id", 16)...)
+	add("s_hdr_path_id", "s_hdr_stream_id", hex8(wire.BTHVersion), "8'h00")
+	add(beBytes("s_hdr_psn", 32)...)
+	add(beBytes("s_hdr_msn", 32)...)
 	bodyAt := udp + wire.UDPHeaderLen + wire.BTHLen
 	if err := at("body", bodyAt); err != nil {
 		return nil, err
@@ -262,14 +275,15 @@ func (u *Unit) HdrLen(vo int) int {
 	return wire.Stacks()[vo/len(cls)].Body() + cls[vo%len(cls)].Len
 }
 
-// HdrChoice is one source of a header byte: the layouts (mask over e_vo) that take it.
+// HdrChoice is one source of a header byte: the layouts (mask over l_vo) that take it.
 type HdrChoice struct {
 	Mask uint64
 	Expr string
 }
 
-// HdrByte is one byte of the header vector: its position and its sources. The last choice is
-// the default (it also covers the layouts whose header ends before the byte).
+// HdrByte is one byte of the header vector: its position and its sources. A layout in none of
+// the masks ends its header before the byte (the payload or the ICRC takes its lane): the byte
+// is zero there.
 type HdrByte struct {
 	Pos     int
 	Hi, Lo  int
@@ -277,7 +291,7 @@ type HdrByte struct {
 }
 
 // HeaderBytes builds the header vector's multiplexers: for every byte position, the distinct
-// expressions the sixteen layouts put there.
+// expressions the layouts put there.
 func (u *Unit) HeaderBytes() ([]HdrByte, error) {
 	cls := u.Classes()
 	n := len(cls)
@@ -311,36 +325,61 @@ func (u *Unit) HeaderBytes() ([]HdrByte, error) {
 				hb.Choices = append(hb.Choices, HdrChoice{Mask: 1 << vo, Expr: e})
 			}
 		}
-		if len(hb.Choices) == 0 {
-			hb.Choices = []HdrChoice{{Expr: "8'h00"}}
-		}
 		out = append(out, hb)
 	}
 	return out, nil
 }
 
-// HeaderLines renders the header vector's assignments.
+// lateByte says a header byte's expression is a frame register (the lengths, e_*): it is
+// computed from the descriptor with an adder, so it joins the header vector after the register,
+// in the late vector, instead of in front of it.
+func lateByte(expr string) bool { return strings.HasPrefix(expr, "e_") }
+
+// HeaderLines renders the next header vector's assignments, from the descriptor's ports: each
+// byte the OR of its sources, each ANDed with its layouts' select (l_vo is one-hot, so at most
+// one term is live; a zero constant and a late byte are no term). A byte with one source that
+// every layout reaching it takes is that source alone (the layouts that do not reach it don't
+// care).
 func (u *Unit) HeaderLines() ([]string, error) {
+	return u.headerLines("  assign hb_n", "l_vo", false)
+}
+
+// LateLines renders the late vector's nonzero bytes (the frame's lengths, from their frame
+// registers, selected by the registered layout e_vo), as statements of an always block.
+func (u *Unit) LateLines() ([]string, error) {
+	return u.headerLines("    hl", "e_vo", true)
+}
+
+// headerLines renders one AND-OR per header byte over the sources that are late (or not), with
+// selects over the one-hot layout sel. The late vector leaves its zero bytes out.
+func (u *Unit) headerLines(lhsPrefix, sel string, late bool) ([]string, error) {
 	bytes, err := u.HeaderBytes()
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, hb := range bytes {
-		lhs := fmt.Sprintf("  assign hb[%d:%d] =", hb.Hi, hb.Lo)
-		if len(hb.Choices) == 1 {
-			out = append(out, fmt.Sprintf("%s %s;  // byte %d", lhs, hb.Choices[0].Expr, hb.Pos))
-			continue
-		}
-		lines := []string{fmt.Sprintf("%s  // byte %d", lhs, hb.Pos)}
-		for i, c := range hb.Choices {
-			if i == len(hb.Choices)-1 {
-				lines = append(lines, fmt.Sprintf("      %s;", c.Expr))
+		lhs := fmt.Sprintf("%s[%d:%d] =", lhsPrefix, hb.Hi, hb.Lo)
+		var terms []string
+		for _, c := range hb.Choices {
+			if c.Expr == "8'h00" || lateByte(c.Expr) != late {
+				continue
+			}
+			if len(hb.Choices) == 1 {
+				terms = append(terms, c.Expr)
 				break
 			}
-			lines = append(lines, fmt.Sprintf("      |(e_vo & %d'h%0*x) ? %s :", u.Layouts(), (u.Layouts()+3)/4, c.Mask, c.Expr))
+			terms = append(terms, fmt.Sprintf("({8{|(%s & %d'h%0*x)}} & %s)", sel, u.Layouts(), (u.Layouts()+3)/4, c.Mask, c.Expr))
 		}
-		out = append(out, strings.Join(lines, "\n"))
+		switch {
+		case len(terms) == 0 && late:
+		case len(terms) == 0:
+			out = append(out, fmt.Sprintf("%s 8'h00;  // byte %d", lhs, hb.Pos))
+		case len(terms) == 1:
+			out = append(out, fmt.Sprintf("%s %s;  // byte %d", lhs, terms[0], hb.Pos))
+		default:
+			out = append(out, fmt.Sprintf("%s  // byte %d\n      %s;", lhs, hb.Pos, strings.Join(terms, " |\n      ")))
+		}
 	}
 	return out, nil
 }
