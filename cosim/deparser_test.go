@@ -117,6 +117,13 @@ func TestDeparserCosimCatchesFaults(t *testing.T) {
 		{"header register loaded by a descriptor still waiting",
 			"      e_carry <= rot;\n    end\n",
 			"      e_carry <= rot;\n    end\n    if (s_hdr_valid) begin\n      hb <= hb_n;\n    end\n", "first difference", false, ""},
+		// A tagged frame's beats: the tag inserted as the beats go out, bytes from the tag's end
+		// on four lanes late, the low four lanes from the previous beat's top.
+		{"tagged beats take the low lanes from their own beat",
+			"u_ext = {u_beat[{% sub $W 33 %}:0], e_hc};",
+			"u_ext = {u_beat[{% sub $W 33 %}:0], u_beat[{% sub $W 1 %}:{% sub $W 32 %}]};", "first difference", false, ""},
+		{"the tagged beats' carry moves while the frame stalls",
+			"    if (e_step) begin\n      e_hc <=", "    if (1'b1) begin\n      e_hc <=", "first difference", false, "backpressure"},
 		{"lengths loaded by a descriptor still waiting",
 			"      e_carry <= rot;\n    end\n",
 			"      e_carry <= rot;\n    end\n    if (s_hdr_valid) begin\n      e_udp_len <= l_udp_len;\n    end\n", "first difference", false, ""},

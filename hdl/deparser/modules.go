@@ -64,20 +64,22 @@ func descriptorFields(sackWidth int) []Field {
 	}
 }
 
-// CsumReg is a frame register the IPv4 header checksum sums in stage e: e_<Name>, loaded from
-// From when the descriptor is taken.
-type CsumReg struct {
+// FrameReg is a frame register of descriptor fields that stage e uses after the descriptor is
+// taken: e_<Name>, loaded from From.
+type FrameReg struct {
 	Name  string
 	Width int
 	From  string
 }
 
-// CsumRegs are the descriptor fields the IPv4 header checksum needs after the descriptor is
-// taken (the rest of the header is in the header register by then): the addresses' IPv4 part
-// only (wire's Src[:4], bits 127:96).
-func (u *Unit) CsumRegs() []CsumReg {
+// FrameRegs are the descriptor fields stage e needs after the descriptor is taken (the rest of
+// the header is in the header register by then): the 802.1Q tag's TCI, which the tagged beats
+// insert, and the fields the IPv4 header checksum sums, the addresses' IPv4 part only (wire's
+// Src[:4], bits 127:96).
+func (u *Unit) FrameRegs() []FrameReg {
 	top := fmt.Sprintf("[%d:%d]", wire.IPv6AddrBits-1, wire.IPv6AddrBits-wire.IPv4AddrBits)
-	return []CsumReg{
+	return []FrameReg{
+		{"tci", 16, "{s_hdr_vlan_pcp, s_hdr_vlan_dei, s_hdr_vlan_vid}"},
 		{"dscp", wire.IPv4DSCPBits, "s_hdr_dscp"},
 		{"ecn", wire.IPv4ECNBits, "s_hdr_ecn"},
 		{"ttl", wire.IPv4TTLBits, "s_hdr_ttl"},
@@ -291,18 +293,25 @@ type HdrByte struct {
 }
 
 // HeaderBytes builds the header vector's multiplexers: for every byte position, the distinct
-// expressions the layouts put there.
+// expressions the layouts put there. The vector holds every layout untagged: a tagged layout
+// takes its untagged twin's bytes (the template inserts the tag at byte EthTypeOff as the beats
+// go out; TestTaggedLayoutIsTheUntaggedWithTheTag), so its mask bit joins the twin's.
 func (u *Unit) HeaderBytes() ([]HdrByte, error) {
 	cls := u.Classes()
 	n := len(cls)
 	layouts := make([][]string, 4*n)
 	for vo := range layouts {
-		b, err := u.layoutBytes(vo/n&2 != 0, vo/n&1 != 0, cls[vo%n])
+		vlan := vo/n&2 != 0
+		b, err := u.layoutBytes(false, vo/n&1 != 0, cls[vo%n])
 		if err != nil {
 			return nil, err
 		}
-		if len(b) != u.HdrLen(vo) {
-			return nil, fmt.Errorf("deparser: layout %d: %d bytes, want %d", vo, len(b), u.HdrLen(vo))
+		want := u.HdrLen(vo)
+		if vlan {
+			want -= wire.VLANTagLen
+		}
+		if len(b) != want {
+			return nil, fmt.Errorf("deparser: layout %d: %d bytes untagged, want %d", vo, len(b), want)
 		}
 		layouts[vo] = b
 	}
@@ -383,6 +392,15 @@ func (u *Unit) headerLines(lhsPrefix, sel string, late bool) ([]string, error) {
 	}
 	return out, nil
 }
+
+// TPID is the 802.1Q tag's first half, as a 16-bit Verilog constant.
+func (u *Unit) TPID() string { return fmt.Sprintf("16'h%04x", wire.EtherTypeVLAN) }
+
+// TagAt is the first byte of the 802.1Q tag in a tagged frame.
+func (u *Unit) TagAt() int { return wire.EthTypeOff }
+
+// TagEnd is the first byte after the tag.
+func (u *Unit) TagEnd() int { return wire.EthTypeOff + wire.VLANTagLen }
 
 // CrcEarly returns, for each beat that holds bytes before the end of the longest
 // Ethernet+IP+UDP stack, the lanes of stage a's beat whose ICRC input differs from the frame's
