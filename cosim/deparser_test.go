@@ -124,6 +124,12 @@ func TestDeparserCosimCatchesFaults(t *testing.T) {
 			"u_ext = {u_beat[{% sub $W 33 %}:0], u_beat[{% sub $W 1 %}:{% sub $W 32 %}]};", "first difference", false, ""},
 		{"the tagged beats' carry moves while the frame stalls",
 			"    if (e_step) begin\n      e_hc <=", "    if (1'b1) begin\n      e_hc <=", "first difference", false, "backpressure"},
+		// The beat's registered place in the frame (kept from e_k + 1) and the header register's
+		// shift: both move only when the frame steps.
+		{"the ICRC's beat flagged a beat late", "f_icrc_lo <= e_k1 == e_dk;", "f_icrc_lo <= e_k == e_dk;", "first difference", false, ""},
+		{"the header shifts while its last beat waits for the payload",
+			"    if (e_step && in_range) begin\n      e_carry <= rot;",
+			"    if (adv) begin\n      hb <= hb >> {% $W %};\n    end\n    if (e_step && in_range) begin\n      e_carry <= rot;", "first difference", false, ""},
 		{"lengths loaded by a descriptor still waiting",
 			"      e_carry <= rot;\n    end\n",
 			"      e_carry <= rot;\n    end\n    if (s_hdr_valid) begin\n      e_udp_len <= l_udp_len;\n    end\n", "first difference", false, ""},
