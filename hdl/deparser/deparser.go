@@ -114,6 +114,13 @@ func New(c config.Config) (*Unit, error) {
 	u.Init18 = crc.Unshift(0xFFFFFFFF, wire.EthHeaderLen+wire.VLANTagLen-u.CrcBeat*u.B)
 	u.Reset = hdl.ResetFor(c.ResetStyle)
 	u.Fields = descriptorFields(u.S)
+	// The ICRC never starts in a frame's first beat (stage e's ICRC flags start as "before it"):
+	// the shortest header (66 bytes) is longer than the widest beat.
+	for vo := range u.Layouts() {
+		if h := u.HdrLen(vo); h < u.B {
+			return nil, fmt.Errorf("deparser: datapath_width %d: layout %d's header (%d bytes) ends in the first beat", u.W, vo, h)
+		}
+	}
 	var ops []string
 	for _, c := range u.Classes() {
 		ops = append(ops, fmt.Sprintf("0x%02x %s", uint8(c.Op), c.Op))

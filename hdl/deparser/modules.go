@@ -484,13 +484,3 @@ func (u *Unit) LayoutSel(vo int) string {
 	w := 2 + u.ClassW()
 	return fmt.Sprintf("%d'd%d", w, (vo/n)<<u.ClassW()|vo%n)
 }
-
-// IcrcInBeatZero says a frame's ICRC can start in its first beat: the shortest header is
-// shorter than a beat (only at 512 bits). Elsewhere the template's ICRC flags start constant.
-func (u *Unit) IcrcInBeatZero() bool {
-	shortest := u.HdrLen(0)
-	for vo := range u.Layouts() {
-		shortest = min(shortest, u.HdrLen(vo))
-	}
-	return shortest < u.B
-}
