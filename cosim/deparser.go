@@ -37,6 +37,10 @@ var deparserScenarios = map[string]deparserKnobs{
 	"line-rate-small": {HdrValid: 1, PayValid: 1, OutReady: 1, Small: true},
 	// A third of the data packets carry a payload of the wrong length (short or long).
 	"length-error": {HdrValid: 0.9, PayValid: 0.85, OutReady: 0.8, BadShare: 0.35},
+	// Descriptors seldom offered, so most arrive with the builder idle: each is taken exactly
+	// deparser.AcceptDelay cycles after it is first offered (its decode registered first), and
+	// a decode that does not wait for the descriptor shows.
+	"sparse": {HdrValid: 0.02, PayValid: 1, OutReady: 1},
 }
 
 // DeparserScenarios lists the deparser's scenarios.
@@ -283,7 +287,7 @@ func runDeparser(ctx context.Context, lib *verilator.Library, u *hdldeparser.Uni
 	c := opt.Config
 	res := &Result{Block: "deparser", Scenario: opt.Scenario, Seed: opt.Seed, ConfigHash: c.Hash(),
 		Drops: map[string]int{}, Counts: map[string]int{},
-		DeclaredLatency: map[string]int{"frame": hdldeparser.Latency(u.W)},
+		DeclaredLatency: map[string]int{"frame": hdldeparser.Latency(u.W), "accept": hdldeparser.AcceptDelay},
 		MinLatency:      map[string]int{}, MaxLatency: map[string]int{}}
 	B := u.B
 	resetOn := func(on bool) {
@@ -296,6 +300,7 @@ func runDeparser(ctx context.Context, lib *verilator.Library, u *hdldeparser.Uni
 
 	hdrIdx := 0              // next descriptor to offer
 	hdrOffered := false      // AXI: an offered descriptor stays offered until taken
+	var offeredAt uint64     // the cycle the descriptor on offer was first offered
 	payIdx, payOff := 0, 0   // payload packet on s_axis and its next byte
 	payOffered := false      // a payload beat is offered and not yet taken
 	outN := 0                // frames compared
@@ -329,6 +334,7 @@ func runDeparser(ctx context.Context, lib *verilator.Library, u *hdldeparser.Uni
 				if err := setDescriptor(pt, u, in, hf.pkt); err != nil {
 					return nil, nil, err
 				}
+				offeredAt = cycle
 			}
 			hdrOffered = true
 		}
@@ -430,6 +436,11 @@ func runDeparser(ctx context.Context, lib *verilator.Library, u *hdldeparser.Uni
 		// Input handshakes.
 		if hdrOffered && pt.hdrReady.Get(outb) == 1 {
 			hf.hdrAt = now
+			l := int(now - offeredAt)
+			if v, ok := res.MinLatency["accept"]; !ok || l < v {
+				res.MinLatency["accept"] = l
+			}
+			res.MaxLatency["accept"] = max(res.MaxLatency["accept"], l)
 			if hf.bad {
 				wantErrs++
 			}

@@ -28,7 +28,8 @@ func runDeparserTest(t *testing.T, c config.Config, scenario string, seed uint64
 // against wire.Encode, the four opcodes over IPv4/IPv6 with and without a tag, gaps on both
 // inputs and backpressure; the line-rate scenarios require an output beat every cycle after
 // the first and the declared latency for every frame; length-error requires its frames marked
-// and counted.
+// and counted; every scenario requires the declared accept delay (sparse offers most
+// descriptors to an idle builder).
 func TestDeparserWidths(t *testing.T) {
 	for _, c := range parserConfigs(t) {
 		t.Run(c.Name, func(t *testing.T) {
@@ -51,6 +52,9 @@ func TestDeparserWidths(t *testing.T) {
 					if sc != "backpressure" {
 						require.Equal(t, res.DeclaredLatency["frame"], res.MinLatency["frame"])
 					}
+					// The first descriptor finds the builder idle: it is taken exactly the accept
+					// delay after it is offered, and none sooner.
+					require.Equal(t, res.DeclaredLatency["accept"], res.MinLatency["accept"])
 					switch sc {
 					case "line-rate", "line-rate-small":
 						require.Zero(t, res.Counts["output_idle"], "cycles without an output beat after the first")
@@ -109,8 +113,9 @@ func TestDeparserCosimCatchesFaults(t *testing.T) {
 		{"unshift runs on under backpressure", ".ce(adv),", ".ce(1'b1),", "first difference", false, "backpressure"},
 		// The skid register: an output beat the sink did not take must wait, not vanish.
 		{"skid drops a beat under backpressure", "wire k_load = o_valid && !m_axis_tready && adv;", "wire k_load = 1'b0;", "", false, "backpressure"},
-		// The registered beat flags (in_range, e_last), kept from e_k + 1: one beat off must show.
-		{"payload range starts a beat late", "(e_has_pay && e_k1 == e_hb0)", "(e_has_pay && e_k == e_hb0)", "first difference", false, ""},
+		// The registered beat flags (in_range, e_last, f_in_last), kept from e_k + 1 and e_k + 2:
+		// one beat off must show.
+		{"payload range starts a beat early", "(e_has_pay && e_k1 == e_hb0)", "(e_has_pay && e_k2 == e_hb0)", "first difference", false, ""},
 		{"last beat flagged a beat early", "e_last <= e_k1 == e_lk;", "e_last <= e_k1 + {% dec $KW 1 %} == e_lk;", "", false, ""},
 		// The header register and the lengths' registers load from the ports on the handshake
 		// only: a descriptor offered while the frame before it is still going out must wait.
@@ -126,7 +131,12 @@ func TestDeparserCosimCatchesFaults(t *testing.T) {
 			"    if (e_step) begin\n      e_hc <=", "    if (1'b1) begin\n      e_hc <=", "first difference", false, "backpressure"},
 		// The beat's registered place in the frame (kept from e_k + 1) and the header register's
 		// shift: both move only when the frame steps.
-		{"the ICRC's beat flagged a beat late", "f_icrc_lo <= e_k1 == e_dk;", "f_icrc_lo <= e_k == e_dk;", "first difference", false, ""},
+		{"the ICRC's beat flagged a beat early", "f_icrc_lo <= e_k1 == e_dk;", "f_icrc_lo <= e_k2 == e_dk;", "first difference", false, ""},
+		{"the payload's last beat expected a beat early", "f_in_last <= e_k2 == e_pay_end;", "f_in_last <= e_k1 == e_pay_end;", "", false, ""},
+		// Stage p: a descriptor is taken only once its decode is registered.
+		{"a descriptor taken with the decode of the cycle before", "p_ok <= s_hdr_valid;", "p_ok <= 1'b1;", "", false, "sparse"},
+		// The ICRC's input rule, decided in stage e and registered beside the beat.
+		{"the ICRC's variant bits not set", "crc_data = (a_data & a_ck) | a_c1;", "crc_data = a_data & a_ck;", "first difference", false, ""},
 		{"the header shifts while its last beat waits for the payload",
 			"    if (e_step && in_range) begin\n      e_carry <= rot;",
 			"    if (adv) begin\n      hb <= hb >> {% $W %};\n    end\n    if (e_step && in_range) begin\n      e_carry <= rot;", "first difference", false, ""},

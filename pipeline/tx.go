@@ -217,8 +217,9 @@ func (t *Tx) Module() *hdl.Module {
 
 // HeaderLatency is the cycles from a descriptor's handshake on s_txd, with nic_tx idle, to the
 // first beat of its frame when it has no payload: the queue write, the queue's read register,
-// the header stage (peer entry) and tx_deparser's latency.
-func (t *Tx) HeaderLatency() int { return 3 + deparser.Latency(t.DW) }
+// the header stage (peer entry), tx_deparser's accept delay (its decode of the offered
+// descriptor) and its latency.
+func (t *Tx) HeaderLatency() int { return 3 + deparser.AcceptDelay + deparser.Latency(t.DW) }
 
 // Design renders nic_tx with tx_deparser.
 func (t *Tx) Design(st gen.Stamp, mutate func([]gen.Source) error) (*gen.Design, error) {

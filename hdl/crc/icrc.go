@@ -6,6 +6,51 @@ import (
 	"github.com/mrgen/mrgen/golden/wire"
 )
 
+// LaneRule is the ICRC's input rule for one byte lane of a beat, per header variant (wire.Stacks
+// order): Zero[v], the byte enters as zero (it is before the IP header); else Ones[v], the bits
+// set to one (the variant fields: wire.ICRCMask); the other bits enter as the frame's.
+type LaneRule struct {
+	Lane int
+	Pos  int // byte of the frame
+	Zero [4]bool
+	Ones [4]byte
+}
+
+// Raw says the byte enters the CRC as it is in variant v.
+func (r LaneRule) Raw(v int) bool { return !r.Zero[v] && r.Ones[v] == 0 }
+
+// EarlyRules applies the ICRC's input rule (golden/wire: the bytes before the IP header are not
+// covered, so they enter as zeros behind a start value that zero bytes carry to 0xFFFFFFFF; the
+// variant fields are set to ones by wire.ICRCMask) to the beats of b bytes that hold the
+// Ethernet, IP and UDP headers of the longest stack: for each such beat, the lanes that differ
+// from the frame's byte in some variant. The parser and the header builder both take their
+// ICRC input from it, so that both follow the one rule.
+func EarlyRules(b int) [][]LaneRule {
+	end := wire.EthHeaderLen + wire.VLANTagLen + wire.IPv6HeaderLen + wire.UDPHeaderLen
+	var beats [][]LaneRule
+	for k := 0; k*b < end; k++ {
+		var lanes []LaneRule
+		for j := 0; j < b && k*b+j < end; j++ {
+			r := LaneRule{Lane: j, Pos: k*b + j}
+			raw := true
+			for vi, s := range wire.Stacks() {
+				rel := r.Pos - s.L3()
+				if rel < 0 {
+					r.Zero[vi] = true
+				} else {
+					r.Ones[vi] = wire.ICRCMask(s.IPv6, s.IPHeaderLen(), rel)
+				}
+				raw = raw && r.Raw(vi)
+			}
+			if !raw {
+				lanes = append(lanes, r)
+			}
+		}
+		beats = append(beats, lanes)
+	}
+	return beats
+}
+
 // Lane is one byte lane of a beat whose ICRC input differs from the frame's byte in some
 // header variant: its position and, per variant (wire.Stacks order), the Verilog value that
 // enters the CRC.
@@ -17,41 +62,29 @@ type Lane struct {
 	Ops    [4]string
 }
 
-// EarlyLanes applies the ICRC's input rule (golden/wire: the bytes before the IP header are not
-// covered, so they enter as zeros behind a start value that zero bytes carry to 0xFFFFFFFF; the
-// variant fields are set to ones by wire.ICRCMask) to the beats of b bytes that hold the
-// Ethernet, IP and UDP headers of the longest stack: for each such beat, the lanes that differ
-// from the frame's byte in some variant. raw names the beat's data vector in the template that
-// uses them. The parser and the header builder share it, so that both follow the one rule.
+// EarlyLanes renders EarlyRules as Verilog values over the lanes of the beat vector raw (the
+// beat's data vector in the template that uses them).
 func EarlyLanes(b int, raw string) [][]Lane {
-	end := wire.EthHeaderLen + wire.VLANTagLen + wire.IPv6HeaderLen + wire.UDPHeaderLen
 	var beats [][]Lane
-	for k := 0; k*b < end; k++ {
+	for _, rules := range EarlyRules(b) {
 		var lanes []Lane
-		for j := 0; j < b && k*b+j < end; j++ {
-			p := k*b + j
-			l := Lane{Lane: j, Pos: p, Hi: 8*j + 7, Lo: 8 * j}
+		for _, r := range rules {
+			l := Lane{Lane: r.Lane, Pos: r.Pos, Hi: 8*r.Lane + 7, Lo: 8 * r.Lane, Zero: true}
 			in := fmt.Sprintf("%s[%d:%d]", raw, l.Hi, l.Lo)
-			allZero, allRaw := true, true
-			for vi, s := range wire.Stacks() {
-				op := in
-				rel := p - s.L3()
-				switch m := wire.ICRCMask(s.IPv6, s.IPHeaderLen(), rel); {
-				case rel < 0:
-					op = "8'h00"
+			for vi := range l.Ops {
+				switch m := r.Ones[vi]; {
+				case r.Zero[vi]:
+					l.Ops[vi] = "8'h00"
 				case m == 0xFF:
-					op = "8'hff"
+					l.Ops[vi] = "8'hff"
 				case m != 0:
-					op = fmt.Sprintf("%s | 8'h%02x", in, m)
+					l.Ops[vi] = fmt.Sprintf("%s | 8'h%02x", in, m)
+				default:
+					l.Ops[vi] = in
 				}
-				l.Ops[vi] = op
-				allZero = allZero && op == "8'h00"
-				allRaw = allRaw && op == in
+				l.Zero = l.Zero && r.Zero[vi]
 			}
-			l.Zero = allZero
-			if !allRaw {
-				lanes = append(lanes, l)
-			}
+			lanes = append(lanes, l)
 		}
 		beats = append(beats, lanes)
 	}

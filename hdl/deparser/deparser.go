@@ -50,6 +50,14 @@ const Top = "tx_deparser"
 // register (o).
 func Latency(w int) int { return 4 + crc.UnshiftLatency(w/8) }
 
+// AcceptDelay is the number of cycles a descriptor is offered before tx_deparser can take it:
+// stage p registers its decode (layout, header length, the header bytes' selects) from the
+// ports, and the handshake waits until p holds it. AXI-Stream keeps an offered descriptor
+// unchanged until it is taken, so the decode stays true until then. Back-to-back frames lose
+// nothing: a frame is at least two beats, so the next descriptor's decode is in p before the
+// frame's last beat.
+const AcceptDelay = 1
+
 // PayloadLatency is the number of cycles from the handshake of a payload beat to the output
 // beat that carries its first byte (stages a, c, d1..dN, o) at a datapath of w bits.
 func PayloadLatency(w int) int { return Latency(w) - 1 }
@@ -108,7 +116,7 @@ func New(c config.Config) (*Unit, error) {
 	u.PosW = bits.Len(uint(u.HdrMax + 1<<PayloadLenBits + wire.ICRCLen + u.B))
 	u.KW = u.PosW - u.BW
 	u.CrcBeat = wire.EthHeaderLen / u.B
-	u.EarlyBeats = len(crc.EarlyLanes(u.B, "a_data"))
+	u.EarlyBeats = len(crc.EarlyRules(u.B))
 	u.CsumBeat = (wire.EthHeaderLen + wire.IPv4ChecksumOff) / u.B
 	u.Init14 = crc.Unshift(0xFFFFFFFF, wire.EthHeaderLen-u.CrcBeat*u.B)
 	u.Init18 = crc.Unshift(0xFFFFFFFF, wire.EthHeaderLen+wire.VLANTagLen-u.CrcBeat*u.B)

@@ -345,23 +345,84 @@ func (u *Unit) HeaderBytes() ([]HdrByte, error) {
 func lateByte(expr string) bool { return strings.HasPrefix(expr, "e_") }
 
 // HeaderLines renders the next header vector's assignments, from the descriptor's ports: each
-// byte the OR of its sources, each ANDed with its layouts' select (l_vo is one-hot, so at most
-// one term is live; a zero constant and a late byte are no term). A byte with one source that
-// every layout reaching it takes is that source alone (the layouts that do not reach it don't
-// care).
+// byte the OR of its sources, each ANDed with its layouts' select, a register of stage p
+// (p_sel[i] is set when the descriptor's layout is in SelMasks(false)[i]; the layout is one-hot,
+// so at most one term is live; a zero constant and a late byte are no term). A byte with one
+// source that every layout reaching it takes is that source alone (the layouts that do not
+// reach it don't care).
 func (u *Unit) HeaderLines() ([]string, error) {
-	return u.headerLines("  assign hb_n", "l_vo", false)
+	return u.selectedLines("  assign hb_n", false, "p_sel")
 }
 
 // LateLines renders the late vector's nonzero bytes (the frame's lengths, from their frame
-// registers, selected by the registered layout e_vo), as statements of an always block.
+// registers, selected by the frame's registered selects e_lsel, SelMasks(true)), as statements
+// of an always block.
 func (u *Unit) LateLines() ([]string, error) {
-	return u.headerLines("    hl", "e_vo", true)
+	return u.selectedLines("    hl", true, "e_lsel")
 }
 
-// headerLines renders one AND-OR per header byte over the sources that are late (or not), with
-// selects over the one-hot layout sel. The late vector leaves its zero bytes out.
-func (u *Unit) headerLines(lhsPrefix, sel string, late bool) ([]string, error) {
+// selectedLines renders headerLines with the select of mask m the bit of reg at m's index in
+// SelMasks(late).
+func (u *Unit) selectedLines(lhsPrefix string, late bool, reg string) ([]string, error) {
+	masks, err := u.SelMasks(late)
+	if err != nil {
+		return nil, err
+	}
+	index := make(map[uint64]int, len(masks))
+	for i, m := range masks {
+		index[m] = i
+	}
+	return u.headerLines(lhsPrefix, late, func(m uint64) string { return fmt.Sprintf("%s[%d]", reg, index[m]) })
+}
+
+// SelMasks lists, once each, the layout sets (masks over the one-hot layout) that select a
+// source of a header byte: of the header vector in front of it (late false; stage p registers
+// one select per set, p_sel) or of the late vector (late true; stage p decodes them into p_lsel,
+// kept with the frame in e_lsel).
+func (u *Unit) SelMasks(late bool) ([]uint64, error) {
+	bytes, err := u.HeaderBytes()
+	if err != nil {
+		return nil, err
+	}
+	var masks []uint64
+	seen := map[uint64]bool{}
+	for _, hb := range bytes {
+		for _, c := range hb.Choices {
+			if len(hb.Choices) == 1 || c.Expr == "8'h00" || lateByte(c.Expr) != late || seen[c.Mask] {
+				continue
+			}
+			seen[c.Mask] = true
+			masks = append(masks, c.Mask)
+		}
+	}
+	if len(masks) == 0 {
+		return nil, fmt.Errorf("deparser: no header byte has two sources (late %v)", late)
+	}
+	return masks, nil
+}
+
+// SelLines renders stage p's select registers (reg, over SelMasks(late)) from the decoded
+// layout l_vo, as statements of an always block.
+func (u *Unit) SelLines(late bool, reg string) ([]string, error) {
+	masks, err := u.SelMasks(late)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(masks))
+	for i, m := range masks {
+		out[i] = fmt.Sprintf("    %s[%d] <= %s;", reg, i, u.maskOf("l_vo", m))
+	}
+	return out, nil
+}
+
+// maskOf is the Verilog test that the one-hot layout sel is in the set mask.
+func (u *Unit) maskOf(sel string, mask uint64) string {
+	return fmt.Sprintf("|(%s & %d'h%0*x)", sel, u.Layouts(), (u.Layouts()+3)/4, mask)
+}
+
+// headerLines renders one AND-OR per header byte over the sources that are late (or not), each
+// source ANDed with sel of its layouts' mask. The late vector leaves its zero bytes out.
+func (u *Unit) headerLines(lhsPrefix string, late bool, sel func(uint64) string) ([]string, error) {
 	bytes, err := u.HeaderBytes()
 	if err != nil {
 		return nil, err
@@ -378,7 +439,7 @@ func (u *Unit) headerLines(lhsPrefix, sel string, late bool) ([]string, error) {
 				terms = append(terms, c.Expr)
 				break
 			}
-			terms = append(terms, fmt.Sprintf("({8{|(%s & %d'h%0*x)}} & %s)", sel, u.Layouts(), (u.Layouts()+3)/4, c.Mask, c.Expr))
+			terms = append(terms, fmt.Sprintf("({8{%s}} & %s)", sel(c.Mask), c.Expr))
 		}
 		switch {
 		case len(terms) == 0 && late:
@@ -402,10 +463,42 @@ func (u *Unit) TagAt() int { return wire.EthTypeOff }
 // TagEnd is the first byte after the tag.
 func (u *Unit) TagEnd() int { return wire.EthTypeOff + wire.VLANTagLen }
 
-// CrcEarly returns, for each beat that holds bytes before the end of the longest
-// Ethernet+IP+UDP stack, the lanes of stage a's beat whose ICRC input differs from the frame's
-// byte (hdl/crc.EarlyLanes, the rule of docs/wire-format.md section 11, shared with the parser).
-func (u *Unit) CrcEarly() [][]crc.Lane { return crc.EarlyLanes(u.B, "a_data") }
+// CrcMaskLines renders the ICRC's input rule (hdl/crc.EarlyRules, the rule of
+// docs/wire-format.md section 11, shared with the parser) as statements of an always block that
+// set the beat's CRC controls from the one-hot beat e_kh and the variant e_var: e_ck, the bits
+// that enter as the frame's (zero where a byte enters as zero or a variant bit as one), and
+// e_c1, the bits set to one. Stage a registers them, so the CRC's input is one gate per bit:
+// (a_data & a_ck) | a_c1.
+func (u *Unit) CrcMaskLines() []string {
+	var out []string
+	for k, rules := range crc.EarlyRules(u.B) {
+		if len(rules) == 0 {
+			continue
+		}
+		out = append(out, fmt.Sprintf("    if (e_kh[%d]) begin", k), "      case (e_var)")
+		for v := range 4 {
+			var set []string
+			for _, r := range rules {
+				hi, lo := 8*r.Lane+7, 8*r.Lane
+				switch {
+				case r.Zero[v]:
+					set = append(set, fmt.Sprintf("          e_ck[%d:%d] = 8'h00;  // byte %d: before the IP header", hi, lo, r.Pos))
+				case r.Ones[v] != 0:
+					set = append(set, fmt.Sprintf("          e_ck[%d:%d] = %s;  // byte %d: variant bits", hi, lo, hex8(int(^r.Ones[v])), r.Pos),
+						fmt.Sprintf("          e_c1[%d:%d] = %s;", hi, lo, hex8(int(r.Ones[v]))))
+				}
+			}
+			if len(set) == 0 {
+				continue
+			}
+			out = append(out, fmt.Sprintf("        2'd%d: begin", v))
+			out = append(out, set...)
+			out = append(out, "        end")
+		}
+		out = append(out, "        default: ;", "      endcase", "    end")
+	}
+	return out
+}
 
 // Hex32 renders a 32-bit constant for the template.
 func (u *Unit) Hex32(v uint32) string { return fmt.Sprintf("32'h%08x", v) }
@@ -420,6 +513,9 @@ func (u *Unit) FixedUDPLen() int { return wire.UDPHeaderLen + wire.BTHLen + wire
 
 // IPv4HeaderLen is the IPv4 header length, for the template.
 func (u *Unit) IPv4HeaderLen() int { return wire.IPv4HeaderLen }
+
+// AcceptDelayT is AcceptDelay, for the template.
+func (u *Unit) AcceptDelayT() int { return AcceptDelay }
 
 // PayloadLatencyT is PayloadLatency, for the template.
 func (u *Unit) PayloadLatencyT() int { return PayloadLatency(u.W) }
