@@ -132,6 +132,7 @@ func TestDeparserCosimCatchesFaults(t *testing.T) {
 		// The beat's registered place in the frame (kept from e_k + 1) and the header register's
 		// shift: both move only when the frame steps.
 		{"the ICRC's beat flagged a beat early", "f_icrc_lo <= e_k1 == e_dk;", "f_icrc_lo <= e_k2 == e_dk;", "first difference", false, ""},
+		{"a payload cut short still waited for", "!(e_short || (take_in && s_axis_tlast && !f_in_last))", "!e_short", "", false, ""},
 		{"the payload's last beat expected a beat early", "f_in_last <= e_k2 == e_pay_end;", "f_in_last <= e_k1 == e_pay_end;", "", false, ""},
 		// Stage p: a descriptor is taken only once its decode is registered.
 		{"a descriptor taken with the decode of the cycle before", "p_ok <= s_hdr_valid;", "p_ok <= 1'b1;", "", false, "sparse"},
