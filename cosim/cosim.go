@@ -97,6 +97,14 @@ type Result struct {
 	Mismatch         *Mismatch      `json:"mismatch,omitempty"`
 }
 
+// NoteLatency records one measured latency of a stream in MinLatency and MaxLatency.
+func (r *Result) NoteLatency(stream string, l int) {
+	if v, ok := r.MinLatency[stream]; !ok || l < v {
+		r.MinLatency[stream] = l
+	}
+	r.MaxLatency[stream] = max(r.MaxLatency[stream], l)
+}
+
 // Mismatch is the first divergence between RTL and golden model.
 type Mismatch struct {
 	Stream      string `json:"stream"`      // rx or tx (or counters)

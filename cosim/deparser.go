@@ -389,11 +389,7 @@ func runDeparser(ctx context.Context, lib *verilator.Library, u *hdldeparser.Uni
 					Diff: "RTL emitted a beat before the descriptor of its frame was taken"}, nil
 			}
 			if len(got) == 0 {
-				l := int(now - f.hdrAt)
-				if v, ok := res.MinLatency["frame"]; !ok || l < v {
-					res.MinLatency["frame"] = l
-				}
-				res.MaxLatency["frame"] = max(res.MaxLatency["frame"], l)
+				res.NoteLatency("frame", int(now-f.hdrAt))
 			}
 			last := pt.oLast.Get(outb) == 1
 			var bad string
@@ -436,11 +432,7 @@ func runDeparser(ctx context.Context, lib *verilator.Library, u *hdldeparser.Uni
 		// Input handshakes.
 		if hdrOffered && pt.hdrReady.Get(outb) == 1 {
 			hf.hdrAt = now
-			l := int(now - offeredAt)
-			if v, ok := res.MinLatency["accept"]; !ok || l < v {
-				res.MinLatency["accept"] = l
-			}
-			res.MaxLatency["accept"] = max(res.MaxLatency["accept"], l)
+			res.NoteLatency("accept", int(now-offeredAt))
 			if hf.bad {
 				wantErrs++
 			}

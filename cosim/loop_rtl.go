@@ -471,11 +471,5 @@ var dbgf = func(string, ...any) {}
 
 // latency records one measured latency in cycles.
 func (h *loopHarness) latency(stream string, l int) {
-	r := h.res
-	if v, ok := r.MinLatency[stream]; !ok || l < v {
-		r.MinLatency[stream] = l
-	}
-	if l > r.MaxLatency[stream] {
-		r.MaxLatency[stream] = l
-	}
+	h.res.NoteLatency(stream, l)
 }

@@ -171,12 +171,7 @@ func runNicTx(ctx context.Context, lib *verilator.Library, t *pipeline.Tx, k nic
 		Drops: map[string]int{}, Counts: map[string]int{},
 		DeclaredLatency: map[string]int{"read_request": 1, "header_frame": t.HeaderLatency(), "deparser": hdldeparser.Latency(c.DatapathWidth)},
 		MinLatency:      map[string]int{}, MaxLatency: map[string]int{}}
-	lat := func(name string, v int) {
-		if old, ok := res.MinLatency[name]; !ok || v < old {
-			res.MinLatency[name] = v
-		}
-		res.MaxLatency[name] = max(res.MaxLatency[name], v)
-	}
+	lat := res.NoteLatency
 	B := t.B
 	resetOn := func(on bool) {
 		v := uint64(0)

@@ -204,12 +204,7 @@ func runParser(ctx context.Context, lib *verilator.Library, u *hdlparser.Unit, k
 	var payExp fifo[payloadExp]
 	outN, payN := 0, 0
 	B := u.B
-	latency := func(l int) {
-		if v, ok := res.MinLatency["hdr"]; !ok || l < v {
-			res.MinLatency["hdr"] = l
-		}
-		res.MaxLatency["hdr"] = max(res.MaxLatency["hdr"], l)
-	}
+	latency := func(l int) { res.NoteLatency("hdr", l) }
 	resetOn := func(on bool) {
 		v := uint64(0)
 		if on != u.Reset.AsyncLow {
